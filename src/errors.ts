@@ -1,0 +1,40 @@
+/**
+ * Builds the error thrown for a bad argument. Every message has the same three parts so that a
+ * user can fix the call without reading the source: who complained, which parameter, what is
+ * accepted, and what was actually passed.
+ *
+ * @param owner The API that rejected the argument, e.g. `GradientAccumulator`.
+ * @param parameter The parameter's name as the caller wrote it, e.g. `accumulationSteps`.
+ * @param accepted What the parameter accepts, phrased to follow "must be".
+ * @param got The value that was passed.
+ */
+export function argumentError(owner: string, parameter: string, accepted: string, got: unknown): Error {
+  return new Error(`${owner}: ${parameter} must be ${accepted}; got ${describe(got)}.`);
+}
+
+/** A short, human-readable rendering of any value for an error message. */
+export function describe(value: unknown): string {
+  if (value === undefined) return 'undefined';
+  if (value === null) return 'null';
+  if (typeof value === 'number') return Number.isNaN(value) ? 'NaN' : String(value);
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'function') return 'a function';
+  if (Array.isArray(value)) return `an array of length ${value.length}`;
+  if (typeof value === 'object') {
+    const shape = (value as { shape?: unknown }).shape;
+    if (Array.isArray(shape)) return `a tensor of shape [${shape.join(', ')}]`;
+    const name = (value as object).constructor?.name;
+    return name && name !== 'Object' ? `a ${name}` : 'an object';
+  }
+  return String(value);
+}
+
+/** True for integers 1, 2, 3, …; false for 0, negatives, fractions, NaN and infinities. */
+export function isPositiveInteger(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value > 0;
+}
+
+/** True for finite numbers greater than zero. */
+export function isPositiveFinite(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0;
+}
