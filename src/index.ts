@@ -25,3 +25,5 @@ export { epochSchedule } from './schedule';
 export type { AccumulationSchedule, TrainingProgress } from './schedule';
 export { ACCUMULATOR_STATE_FORMAT } from './state';
 export type { AccumulatorState, SerializedTensor, SetStateArgs } from './state';
+export { lineChart, baseLayout, PALETTE } from './plot';
+export type { PlotlyFigure, PlotlyTrace, Series, LineChartArgs } from './plot';
