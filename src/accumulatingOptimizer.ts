@@ -35,7 +35,8 @@ export class AccumulatingOptimizer extends tf.Optimizer {
   readonly accumulator: GradientAccumulator;
   /** What the last batch did, or null before the first. */
   lastStep: StepResult | null = null;
-  private pendingSampleCount: number | null = null;
+  /** The current batch's logs object from `model.fit`, read when its gradient arrives. */
+  private batchLogs: tf.Logs | null = null;
 
   constructor(args: AccumulatingOptimizerArgs) {
     super();
@@ -55,8 +56,9 @@ export class AccumulatingOptimizer extends tf.Optimizer {
     const grads: tf.NamedTensorMap = Array.isArray(variableGradients)
       ? Object.fromEntries(variableGradients.map((g) => [g.name, g.tensor]))
       : variableGradients;
-    const sampleCount = this.pendingSampleCount;
-    this.pendingSampleCount = null;
+    const size = this.batchLogs?.size;
+    this.batchLogs = null;
+    const sampleCount = typeof size === 'number' ? size : null;
     this.lastStep = this.accumulator.addGradients(grads, sampleCount);
     if (this.lastStep.applied) this.incrementIterations();
   }
@@ -68,8 +70,10 @@ export class AccumulatingOptimizer extends tf.Optimizer {
   callback(): tf.CustomCallback {
     return new tf.CustomCallback({
       onBatchBegin: async (_batch, logs) => {
-        const size = logs?.size;
-        this.pendingSampleCount = typeof size === 'number' ? size : null;
+        // Note: tfjs-layers writes `size` into this logs object only after onBatchBegin returns
+        // (its docs say before), but before the batch's gradient is computed, so we keep the
+        // object and read the size in applyGradients.
+        this.batchLogs = logs ?? null;
       },
       onEpochEnd: async () => {
         const update = this.accumulator.endEpoch();

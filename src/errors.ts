@@ -12,8 +12,19 @@ export function argumentError(owner: string, parameter: string, accepted: string
   return new Error(`${owner}: ${parameter} must be ${accepted}; got ${describe(got)}.`);
 }
 
+/** Text that an error message shows as it is, for a `got` that is already a description. */
+export class Verbatim {
+  constructor(readonly text: string) {}
+}
+
+/** Marks a description (e.g. `the non-trainable variable "w"`) to be shown unquoted. */
+export function verbatim(text: string): Verbatim {
+  return new Verbatim(text);
+}
+
 /** A short, human-readable rendering of any value for an error message. */
 export function describe(value: unknown): string {
+  if (value instanceof Verbatim) return value.text;
   if (value === undefined) return 'undefined';
   if (value === null) return 'null';
   if (typeof value === 'number') return Number.isNaN(value) ? 'NaN' : String(value);

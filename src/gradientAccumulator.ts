@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { addWeighted, allFinite, averageGradients, clipByGlobalNorm } from './accumulation';
-import { argumentError, describe, isPositiveFinite, isPositiveInteger } from './errors';
+import { argumentError, verbatim, describe, isPositiveFinite, isPositiveInteger } from './errors';
 import {
   AccumulationSchedule,
   checkAccumulationSteps,
@@ -43,7 +43,7 @@ export type Normalization = 'per-sample' | 'per-micro-batch';
 export type NonFinitePolicy = 'error' | 'skip-micro-batch' | 'skip-window';
 
 /** A tf.Variable, or a tfjs-layers `LayerVariable` (anything whose `read()` gives the Variable). */
-export type TrainableVariable = tf.Variable | { read(): tf.Variable };
+export type TrainableVariable = tf.Variable | { read(): tf.Tensor };
 
 /** Options of {@link GradientAccumulator}. */
 export interface GradientAccumulatorArgs {
@@ -267,17 +267,36 @@ export class GradientAccumulator {
     let count = 1;
     let unit: Unit = 'micro-batches';
     let weight = 1;
-    const { gradients, meanLoss } = tf.tidy(() => {
-      const { value, grads } = tf.variableGrads(() => {
-        const loss = lossFn();
-        ({ count, unit, weight } = this.describeLoss(loss, sampleCount));
-        // Note: a per-sample loss is differentiated as a sum; the division by the window's
-        // sample count happens once, at the update (see averageGradients).
-        return (loss.rank === 1 ? tf.sum(loss) : loss) as tf.Scalar;
-      }, vars);
-      const meanLoss = unit === 'samples' && weight === 1 ? tf.div(value, count) : value;
-      return { gradients: vars.map((v) => grads[v.name] ?? null), meanLoss: meanLoss as tf.Scalar };
-    });
+    let failed = false;
+    let failure: unknown;
+    const compute = () =>
+      tf.tidy(() => {
+        const { value, grads } = tf.variableGrads(() => {
+          try {
+            const loss = lossFn();
+            ({ count, unit, weight } = this.describeLoss(loss, sampleCount));
+            // Note: a per-sample loss is differentiated as a sum; the division by the window's
+            // sample count happens once, at the update (see averageGradients).
+            return (loss.rank === 1 ? tf.sum(loss) : loss) as tf.Scalar;
+          } catch (error) {
+            // tfjs never frees the tensors a tape saved for backprop when f throws inside
+            // variableGrads. Returning a scalar lets it finish and clean up; we rethrow below.
+            failed = true;
+            failure = error;
+            return tf.scalar(0);
+          }
+        }, vars);
+        const meanLoss = unit === 'samples' && weight === 1 ? tf.div(value, count) : value;
+        return { gradients: vars.map((v) => grads[v.name] ?? null), meanLoss: meanLoss as tf.Scalar };
+      });
+    let computed: ReturnType<typeof compute>;
+    try {
+      computed = compute();
+    } catch (error) {
+      // variableGrads rejects the stand-in scalar (it reaches no variable); report the real cause.
+      throw failed ? failure : error;
+    }
+    const { gradients, meanLoss } = computed;
     try {
       return this.accumulate(vars, gradients, meanLoss, { count, unit, weight });
     } finally {
@@ -475,17 +494,17 @@ export class GradientAccumulator {
 
   private describeLoss(loss: unknown, sampleCount: number | undefined): { count: number; unit: Unit; weight: number } {
     if (!(loss instanceof tf.Tensor)) {
-      throw argumentError(OWNER, 'lossFn', 'a function that returns a tf.Tensor (a scalar mean loss, or a 1-D per-sample loss)', `a function that returned ${describe(loss)}`);
+      throw argumentError(OWNER, 'lossFn', 'a function that returns a tf.Tensor (a scalar mean loss, or a 1-D per-sample loss)', verbatim(`a function that returned ${describe(loss)}`));
     }
     if (this.normalization === 'per-micro-batch') {
       if (loss.rank !== 0) {
-        throw argumentError(OWNER, 'lossFn', 'a function that returns a scalar mean loss under "per-micro-batch" normalization', `a function that returned ${describe(loss)}`);
+        throw argumentError(OWNER, 'lossFn', 'a function that returns a scalar mean loss under "per-micro-batch" normalization', verbatim(`a function that returned ${describe(loss)}`));
       }
       return { count: 1, unit: 'micro-batches', weight: 1 };
     }
     if (loss.rank === 1) {
       if (loss.size === 0) {
-        throw argumentError(OWNER, 'lossFn', 'a function that returns a scalar, or a non-empty 1-D per-sample loss', 'a function that returned an empty vector');
+        throw argumentError(OWNER, 'lossFn', 'a function that returns a scalar, or a non-empty 1-D per-sample loss', verbatim('a function that returned an empty vector'));
       }
       if (sampleCount !== undefined && sampleCount !== loss.size) {
         throw argumentError(OWNER, 'sampleCount', `left out or equal to the per-sample loss length (${loss.size})`, sampleCount);
@@ -493,7 +512,7 @@ export class GradientAccumulator {
       return { count: loss.size, unit: 'samples', weight: 1 };
     }
     if (loss.rank !== 0) {
-      throw argumentError(OWNER, 'lossFn', 'a function that returns a scalar mean loss or a 1-D per-sample loss', `a function that returned ${describe(loss)}`);
+      throw argumentError(OWNER, 'lossFn', 'a function that returns a scalar mean loss or a 1-D per-sample loss', verbatim(`a function that returned ${describe(loss)}`));
     }
     if (sampleCount !== undefined) return { count: sampleCount, unit: 'samples', weight: sampleCount };
     return { count: 1, unit: 'micro-batches', weight: 1 };
@@ -632,13 +651,13 @@ export function checkVarList(owner: string, varList: unknown): tf.Variable[] {
       throw argumentError(owner, `varList[${i}]`, 'a tf.Variable or a LayerVariable', item);
     }
     if (v.isDisposed || tf.engine().registeredVariables[v.name] !== v) {
-      throw argumentError(owner, `varList[${i}]`, 'a live, registered tf.Variable', `the unknown or disposed variable "${v.name}"`);
+      throw argumentError(owner, `varList[${i}]`, 'a live, registered tf.Variable', verbatim(`the unknown or disposed variable "${v.name}"`));
     }
     if (!v.trainable) {
-      throw argumentError(owner, `varList[${i}]`, 'a trainable variable', `the non-trainable variable "${v.name}"`);
+      throw argumentError(owner, `varList[${i}]`, 'a trainable variable', verbatim(`the non-trainable variable "${v.name}"`));
     }
     if (seen.has(v.name)) {
-      throw argumentError(owner, `varList[${i}]`, 'listed once', `the variable "${v.name}" a second time`);
+      throw argumentError(owner, `varList[${i}]`, 'listed once', verbatim(`the variable "${v.name}" a second time`));
     }
     seen.add(v.name);
     return v;
@@ -649,15 +668,15 @@ export function checkVarList(owner: string, varList: unknown): tf.Variable[] {
 function matchStateToVariables(saved: SerializedTensor[], vars: tf.Variable[], matchBy: 'name' | 'order'): SerializedTensor[] {
   const owner = `${OWNER}.setState`;
   if (saved.length !== vars.length) {
-    throw argumentError(owner, 'state.accumulators', `one entry per trained variable (${vars.length})`, `${saved.length} entries`);
+    throw argumentError(owner, 'state.accumulators', `one entry per trained variable (${vars.length})`, verbatim(`${saved.length} entries`));
   }
   return vars.map((v, i) => {
     const entry = matchBy === 'name' ? saved.find((s) => s.name === v.name) : saved[i];
     if (entry === undefined) {
-      throw argumentError(owner, 'state.accumulators', `an entry for every trained variable, including "${v.name}" (use matchBy: "order" if the names changed)`, `entries for ${saved.map((s) => `"${s.name}"`).join(', ')}`);
+      throw argumentError(owner, 'state.accumulators', `an entry for every trained variable, including "${v.name}" (use matchBy: "order" if the names changed)`, verbatim(`entries for ${saved.map((s) => `"${s.name}"`).join(', ')}`));
     }
     if (entry.shape.length !== v.shape.length || entry.shape.some((d, k) => d !== v.shape[k])) {
-      throw argumentError(owner, `state.accumulators["${entry.name}"].shape`, `[${v.shape.join(', ')}], the shape of variable "${v.name}"`, `[${entry.shape.join(', ')}]`);
+      throw argumentError(owner, `state.accumulators["${entry.name}"].shape`, `[${v.shape.join(', ')}], the shape of variable "${v.name}"`, verbatim(`[${entry.shape.join(', ')}]`));
     }
     return entry;
   });

@@ -1,4 +1,4 @@
-import { argumentError, describe, isPositiveInteger } from './errors';
+import { argumentError, verbatim, describe, isPositiveInteger } from './errors';
 
 /** Where training is when a new accumulation window starts. */
 export interface TrainingProgress {
@@ -29,7 +29,7 @@ export function epochSchedule(table: Record<number, number>): AccumulationSchedu
   const entries = Object.entries(table).map(([epoch, steps]) => [Number(epoch), steps] as const);
   for (const [epoch, steps] of entries) {
     if (!Number.isInteger(epoch) || epoch < 0) {
-      throw argumentError(owner, 'table', 'keyed by whole epochs 0, 1, 2, …', `a key ${describe(epoch)}`);
+      throw argumentError(owner, 'table', 'keyed by whole epochs 0, 1, 2, …', verbatim(`a key ${describe(epoch)}`));
     }
     if (!isPositiveInteger(steps)) {
       throw argumentError(owner, `table[${epoch}]`, 'a positive integer (1, 2, 3, …)', steps);
