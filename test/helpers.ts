@@ -1,0 +1,92 @@
+import * as tf from '@tensorflow/tfjs';
+import assert from 'node:assert/strict';
+
+/**
+ * Shared fixtures for the core tests: a small seeded Dense model, seeded data, and the checks
+ * every test file needs (weight comparison, leak counting). Fixed seeds make every run identical.
+ */
+
+/** A 10 → 8 (tanh) → 1 Dense model whose weights depend only on `seed`. */
+export function denseModel(seed = 1): tf.Sequential {
+  const model = tf.sequential({
+    layers: [
+      tf.layers.dense({ units: 8, inputShape: [10], activation: 'tanh', kernelInitializer: tf.initializers.glorotUniform({ seed }) }),
+      tf.layers.dense({ units: 1, kernelInitializer: tf.initializers.glorotUniform({ seed: seed + 1 }), biasInitializer: 'zeros' }),
+    ],
+  });
+  return model;
+}
+
+/** `n` samples of 10 features and one target, from a seeded normal distribution. */
+export function batch(n: number, seed = 7): { xs: tf.Tensor2D; ys: tf.Tensor2D } {
+  return tf.tidy(() => {
+    const xs = tf.randomNormal([n, 10], 0, 1, 'float32', seed) as tf.Tensor2D;
+    const ys = tf.randomNormal([n, 1], 0, 1, 'float32', seed + 1000) as tf.Tensor2D;
+    return { xs, ys };
+  });
+}
+
+/** Splits a batch into consecutive micro-batches of the given sizes. */
+export function split(data: { xs: tf.Tensor2D; ys: tf.Tensor2D }, sizes: number[]): { xs: tf.Tensor2D; ys: tf.Tensor2D }[] {
+  const xs = tf.split(data.xs, sizes) as tf.Tensor2D[];
+  const ys = tf.split(data.ys, sizes) as tf.Tensor2D[];
+  return sizes.map((_, i) => ({ xs: xs[i], ys: ys[i] }));
+}
+
+/** Mean squared error of a model on a batch, as a scalar. */
+export function meanLoss(model: tf.LayersModel, xs: tf.Tensor, ys: tf.Tensor): tf.Scalar {
+  return tf.losses.meanSquaredError(ys, model.apply(xs) as tf.Tensor) as tf.Scalar;
+}
+
+/** Per-sample squared error of a model on a batch, as a 1-D tensor. */
+export function perSampleLoss(model: tf.LayersModel, xs: tf.Tensor, ys: tf.Tensor): tf.Tensor1D {
+  return tf.tidy(() => tf.mean(tf.squaredDifference(ys, model.apply(xs) as tf.Tensor), 1) as tf.Tensor1D);
+}
+
+/** Copies of every weight's values. */
+export function weightsOf(model: tf.LayersModel): Float32Array[] {
+  return model.weights.map((w) => Float32Array.from(w.read().dataSync() as Float32Array));
+}
+
+/** max |a − b| / max |b| over all weights: the "relative" difference the acceptance criteria use. */
+export function maxRelativeDifference(a: Float32Array[], b: Float32Array[]): number {
+  let diff = 0;
+  let scale = 0;
+  a.forEach((values, i) => {
+    values.forEach((v, k) => {
+      diff = Math.max(diff, Math.abs(v - b[i][k]));
+      scale = Math.max(scale, Math.abs(b[i][k]));
+    });
+  });
+  return diff / scale;
+}
+
+/** Asserts that two weight lists are identical to the bit. */
+export function assertBitIdentical(a: Float32Array[], b: Float32Array[]): void {
+  assert.equal(a.length, b.length);
+  a.forEach((values, i) => assert.deepEqual(Buffer.from(values.buffer), Buffer.from(b[i].buffer), `weight ${i} differs`));
+}
+
+/** Asserts that weights moved (so an equality test is not comparing two untouched models). */
+export function assertChanged(before: Float32Array[], after: Float32Array[]): void {
+  assert.ok(maxRelativeDifference(after, before) > 1e-4, 'the weights did not change');
+}
+
+/**
+ * Runs `fn` once to warm up (first calls create accumulators and optimizer slots), then
+ * `repeat` more times, and asserts that the number of live tensors did not change.
+ */
+export function assertNoLeak(fn: () => void, repeat: number): void {
+  fn();
+  const before = tf.memory().numTensors;
+  for (let i = 0; i < repeat; i++) fn();
+  assert.equal(tf.memory().numTensors, before, 'tensors leaked');
+}
+
+/** Asserts that `fn` throws an error whose message contains every fragment. */
+export function assertThrowsMentioning(fn: () => unknown, ...fragments: string[]): void {
+  assert.throws(fn, (error: Error) => {
+    for (const f of fragments) assert.ok(error.message.includes(f), `"${error.message}" does not mention "${f}"`);
+    return true;
+  });
+}
