@@ -108,6 +108,5 @@ export class AccumulatingOptimizer extends tf.Optimizer {
   /** Disposes the accumulators and the wrapped optimizer, which this optimizer owns. */
   override dispose(): void {
     this.accumulator.dispose();
-    this.inner.dispose();
   }
 }

@@ -165,7 +165,7 @@ const OWNER = 'GradientAccumulator';
  * ```
  */
 export class GradientAccumulator {
-  /** The wrapped optimizer (owned by the caller: `dispose()` leaves it alone). */
+  /** The wrapped optimizer. The accumulator owns it: `dispose()` disposes it too, unless told to keep it. */
   readonly optimizer: tf.Optimizer;
   /** The normalization in use. */
   readonly normalization: Normalization;
@@ -484,11 +484,17 @@ export class GradientAccumulator {
     }
   }
 
-  /** Disposes the accumulators. The wrapped optimizer and the trained variables belong to the caller. */
-  dispose(): void {
+  /**
+   * Disposes the accumulators and the wrapped optimizer (its slot variables), so that
+   * `new GradientAccumulator({ optimizer: tf.train.adam() })` leaves nothing behind. Pass
+   * `{ keepOptimizer: true }` to keep using the optimizer elsewhere. The trained variables belong
+   * to the model and are never touched.
+   */
+  dispose(options: { keepOptimizer?: boolean } = {}): void {
     if (this.disposed) return;
     if (this.accumulators) tf.dispose(this.accumulators);
     this.accumulators = null;
+    if (options.keepOptimizer !== true) this.optimizer.dispose();
     this.disposed = true;
   }
 

@@ -344,6 +344,21 @@ describe('GradientAccumulator: bad input', () => {
     w.dispose();
   });
 
+  it('disposes its accumulators and, unless told to keep it, the wrapped optimizer', () => {
+    const w = tf.variable(tf.zeros([5]));
+    const before = tf.memory().numTensors;
+    for (const keepOptimizer of [false, true]) {
+      const optimizer = tf.train.adam(0.1);
+      const acc = new GradientAccumulator({ optimizer, accumulationSteps: 1, varList: [w] });
+      acc.step(() => tf.sum(w) as tf.Scalar); // creates the accumulator and Adam's slots
+      acc.dispose({ keepOptimizer });
+      assert.equal(tf.memory().numTensors > before, keepOptimizer, `keepOptimizer=${keepOptimizer}`);
+      optimizer.dispose();
+      assert.equal(tf.memory().numTensors, before);
+    }
+    w.dispose();
+  });
+
   it('refuses to work after dispose', () => {
     const { w, lossFor, optimizer } = scalarProblem();
     const acc = new GradientAccumulator({ optimizer, accumulationSteps: 2, varList: [w] });
