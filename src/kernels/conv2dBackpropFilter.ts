@@ -1,0 +1,175 @@
+import * as tf from '@tensorflow/tfjs';
+import { KernelArgs, KernelFn, KernelPatch } from './registry';
+import { disposeAll, heapF32, runStock, WasmBackend } from './wasmHeap';
+
+/**
+ * The filter gradient of a 2-D convolution, `dW[kh, kw, ci, co] = Σ_{n, oh, ow}
+ * x[n, oh·s + kh − pad, ow·s + kw − pad, ci] · dy[n, oh, ow, co]`.
+ *
+ * wasm has no such kernel, so a CNN cannot train there at all; cpu's reads every element through
+ * `TensorBuffer.get` (~0.01 GFLOP/s, most of a CNN step).
+ *
+ * - wasm: the sum above is itself a convolution. With the batch and channel axes of `x` swapped
+ *   (`x' = [ci, H, W, n]`) and `dy` used as the filter (`dy' = [oh, ow, n, co]`), a forward
+ *   convolution with stride 1 and dilation `s` gives `[ci, kh, kw, co]`, so XNNPACK's convolution
+ *   does the work. Padding is passed explicitly; rows the forward pass never read (a valid
+ *   padding that drops the last row) are computed and cropped.
+ * - cpu: the same sum as plain loops over the typed arrays, accumulated in float64 like the
+ *   stock kernel.
+ */
+
+/** The geometry both implementations need, from tfjs's own conv bookkeeping. */
+function geometry(x: tf.TensorInfo, dy: tf.TensorInfo, attrs: tf.Conv2DBackpropFilterAttrs) {
+  const info = tf.backend_util.computeConv2DInfo(
+    x.shape as [number, number, number, number],
+    attrs.filterShape,
+    attrs.strides,
+    1,
+    attrs.pad,
+    attrs.dimRoundingMode,
+    false,
+    'channelsLast',
+  );
+  // tfjs may round the output size; the gradient must use the size dy actually has.
+  return { ...info, outHeight: dy.shape[1], outWidth: dy.shape[2] };
+}
+
+function supported(x: tf.TensorInfo, dy: tf.TensorInfo, attrs: tf.Conv2DBackpropFilterAttrs): boolean {
+  return x.dtype === 'float32' && dy.dtype === 'float32' && (attrs.dataFormat ?? 'NHWC') === 'NHWC';
+}
+
+function conv2dBackpropFilterWasm(stock: KernelFn | undefined): KernelFn {
+  return (args: KernelArgs) => {
+    const backend = args.backend as WasmBackend;
+    const { x, dy } = args.inputs as { x: tf.TensorInfo; dy: tf.TensorInfo };
+    const attrs = args.attrs as unknown as tf.Conv2DBackpropFilterAttrs;
+    if (!supported(x, dy, attrs)) {
+      if (stock) return stock(args);
+      throw new Error(`tfjs-accumulate: Conv2DBackpropFilter on wasm supports float32 NHWC only; got dataFormat ${attrs.dataFormat}.`);
+    }
+    const g = geometry(x, dy, attrs);
+    const { filterHeight: kh, filterWidth: kw, inChannels: ci, outChannels: co } = g;
+    const top = g.padInfo.top;
+    const left = g.padInfo.left;
+    // Output rows of the swapped convolution: inH + top + bottom − (oh−1)·s. Choose bottom so it
+    // is exactly kh, or 0 (then crop) when the forward pass left input rows unread.
+    const bottomExact = kh - g.inHeight - top + (g.outHeight - 1) * g.strideHeight;
+    const rightExact = kw - g.inWidth - left + (g.outWidth - 1) * g.strideWidth;
+    const bottom = Math.max(0, bottomExact);
+    const right = Math.max(0, rightExact);
+    const outKh = kh + (bottom - bottomExact);
+    const outKw = kw + (right - rightExact);
+
+    const xT = runStock('Transpose', 'wasm', backend, { x }, { perm: [3, 1, 2, 0] });
+    const dyT = runStock('Transpose', 'wasm', backend, { x: dy }, { perm: [1, 2, 0, 3] });
+    let conv: tf.TensorInfo | null = null;
+    try {
+      conv = runStock('Conv2D', 'wasm', backend, { x: xT, filter: dyT }, {
+        strides: [1, 1],
+        dilations: [g.strideHeight, g.strideWidth],
+        pad: [[0, 0], [top, bottom], [left, right], [0, 0]],
+        dataFormat: 'NHWC',
+      });
+      // conv is [ci, outKh, outKw, co]; the gradient is [kh, kw, ci, co]: permute and crop in
+      // one pass (filter-sized, so plain JS is fine).
+      const out = backend.makeOutput([kh, kw, ci, co], 'float32');
+      const src = heapF32(backend, conv);
+      const dst = heapF32(backend, out);
+      for (let a = 0; a < kh; a++) {
+        for (let b = 0; b < kw; b++) {
+          for (let c = 0; c < ci; c++) {
+            const from = ((c * outKh + a) * outKw + b) * co;
+            dst.set(src.subarray(from, from + co), ((a * kw + b) * ci + c) * co);
+          }
+        }
+      }
+      return out;
+    } finally {
+      disposeAll(backend, xT, dyT, conv);
+    }
+  };
+}
+
+/** A cpu backend's view of its tensors (`backend.data.get(id).values`). */
+export interface CpuBackend {
+  data: { get(dataId: object): { values: unknown } };
+  makeTensorInfo(shape: number[], dtype: tf.DataType, values: Float32Array): tf.TensorInfo;
+}
+
+export function cpuValues(backend: CpuBackend, t: tf.TensorInfo): Float32Array {
+  return backend.data.get(t.dataId).values as Float32Array;
+}
+
+function conv2dBackpropFilterCpu(stock: KernelFn | undefined): KernelFn {
+  return (args: KernelArgs) => {
+    const backend = args.backend as CpuBackend;
+    const { x, dy } = args.inputs as { x: tf.TensorInfo; dy: tf.TensorInfo };
+    const attrs = args.attrs as unknown as tf.Conv2DBackpropFilterAttrs;
+    if (!supported(x, dy, attrs)) return (stock as KernelFn)(args);
+    const g = geometry(x, dy, attrs);
+    const dW = conv2dBackpropFilterLoops(cpuValues(backend, x), cpuValues(backend, dy), g);
+    return backend.makeTensorInfo([g.filterHeight, g.filterWidth, g.inChannels, g.outChannels], 'float32', dW);
+  };
+}
+
+/**
+ * The filter gradient as loops over NHWC arrays. The innermost loop runs over output channels
+ * (contiguous in both `dy` and `dW`), and each dW element accumulates over (n, oh, ow) in the
+ * same order as the stock kernel, in float64.
+ */
+export function conv2dBackpropFilterLoops(
+  x: Float32Array,
+  dy: Float32Array,
+  g: {
+    batchSize: number; inHeight: number; inWidth: number; inChannels: number; outHeight: number; outWidth: number;
+    outChannels: number; filterHeight: number; filterWidth: number; strideHeight: number; strideWidth: number;
+    dilationHeight?: number; dilationWidth?: number; padInfo: { top: number; left: number };
+  },
+): Float32Array {
+  const { batchSize, inHeight, inWidth, inChannels: ci, outHeight, outWidth, outChannels: co } = g;
+  const { filterHeight: kh, filterWidth: kw, strideHeight: sh, strideWidth: sw } = g;
+  const dh = g.dilationHeight ?? 1;
+  const dw = g.dilationWidth ?? 1;
+  const top = g.padInfo.top;
+  const left = g.padInfo.left;
+  const acc = new Float64Array(kh * kw * ci * co);
+  for (let n = 0; n < batchSize; n++) {
+    for (let oh = 0; oh < outHeight; oh++) {
+      for (let ow = 0; ow < outWidth; ow++) {
+        const dyBase = ((n * outHeight + oh) * outWidth + ow) * co;
+        for (let a = 0; a < kh; a++) {
+          const ih = oh * sh - top + a * dh;
+          if (ih < 0 || ih >= inHeight) continue;
+          for (let b = 0; b < kw; b++) {
+            const iw = ow * sw - left + b * dw;
+            if (iw < 0 || iw >= inWidth) continue;
+            const xBase = ((n * inHeight + ih) * inWidth + iw) * ci;
+            const wBase = (a * kw + b) * ci * co;
+            for (let c = 0; c < ci; c++) {
+              const xv = x[xBase + c];
+              const w0 = wBase + c * co;
+              for (let o = 0; o < co; o++) acc[w0 + o] += xv * dy[dyBase + o];
+            }
+          }
+        }
+      }
+    }
+  }
+  return Float32Array.from(acc);
+}
+
+/** The patches of this file. */
+export const conv2dBackpropFilterPatches: KernelPatch[] = [
+  {
+    kernelName: 'Conv2DBackpropFilter',
+    backendName: 'wasm',
+    description: 'added (wasm has none): a forward XNNPACK convolution with batch and channels swapped',
+    build: conv2dBackpropFilterWasm,
+  },
+  {
+    kernelName: 'Conv2DBackpropFilter',
+    backendName: 'cpu',
+    description: 'typed-array loops instead of TensorBuffer.get per element',
+    build: conv2dBackpropFilterCpu,
+  },
+];

@@ -1,0 +1,107 @@
+import * as tf from '@tensorflow/tfjs';
+import { KernelArgs, KernelFn, KernelPatch } from './registry';
+import { disposeAll, heapF32, runStock, WasmBackend } from './wasmHeap';
+import { derivedWeight } from './weightCache';
+
+/**
+ * The input gradient of a 2-D convolution on wasm, as a forward XNNPACK convolution.
+ *
+ * `dx` is the "full" correlation of the output gradient with the filter flipped in space and
+ * with its channel axes swapped: `dx = conv(pad(dilate(dy, s)), W'[a, b, o, c] =
+ * W[kh−1−a, kw−1−b, c, o])`, with stride 1 and padding `kh−1−top` on top (and what makes the
+ * output exactly the input's size at the bottom). Strides above 1 insert zeros between the rows
+ * and columns of `dy` first. The stock wasm kernel is a scalar loop; this runs XNNPACK's
+ * convolution, and the flipped filter is cached per weight so XNNPACK packs it once per update.
+ *
+ * Cases it does not cover (NCHW, padding larger than the filter) go to the stock kernel.
+ */
+function conv2dBackpropInputWasm(stock: KernelFn | undefined): KernelFn {
+  return (args: KernelArgs) => {
+    const backend = args.backend as WasmBackend;
+    const { dy, filter } = args.inputs as { dy: tf.TensorInfo; filter: tf.TensorInfo };
+    const attrs = args.attrs as unknown as tf.Conv2DBackpropInputAttrs;
+    const fallback = () => (stock as KernelFn)(args);
+    if ((attrs.dataFormat ?? 'NHWC') !== 'NHWC' || dy.dtype !== 'float32' || filter.dtype !== 'float32') return fallback();
+    const g = tf.backend_util.computeConv2DInfo(
+      attrs.inputShape,
+      filter.shape as [number, number, number, number],
+      attrs.strides,
+      1,
+      attrs.pad,
+      attrs.dimRoundingMode,
+      false,
+      'channelsLast',
+    );
+    const [kh, kw, ci] = filter.shape;
+    const [n, outH, outW] = dy.shape;
+    const { strideHeight: sh, strideWidth: sw, inHeight, inWidth } = g;
+    const dilatedH = (outH - 1) * sh + 1;
+    const dilatedW = (outW - 1) * sw + 1;
+    const top = kh - 1 - g.padInfo.top;
+    const left = kw - 1 - g.padInfo.left;
+    const bottom = inHeight + kh - 1 - dilatedH - top;
+    const right = inWidth + kw - 1 - dilatedW - left;
+    if (top < 0 || left < 0 || bottom < 0 || right < 0) return fallback();
+
+    const flipped = derivedWeight(backend, filter, 'conv2dBackpropInput.flipped', () => flipFilter(backend, filter));
+    const dilated = sh === 1 && sw === 1 ? null : dilate(backend, dy, sh, sw, dilatedH, dilatedW);
+    try {
+      const dx = runStock('Conv2D', 'wasm', backend, { x: dilated ?? dy, filter: flipped.info }, {
+        strides: [1, 1],
+        dilations: [1, 1],
+        pad: [[0, 0], [top, bottom], [left, right], [0, 0]],
+        dataFormat: 'NHWC',
+      });
+      dx.shape = [n, inHeight, inWidth, ci];
+      return dx;
+    } finally {
+      disposeAll(backend, dilated, flipped.owned ? flipped.info : null);
+    }
+  };
+}
+
+/** `W'[a, b, o, c] = W[kh−1−a, kw−1−b, c, o]`: the filter of the transposed convolution. */
+function flipFilter(backend: WasmBackend, filter: tf.TensorInfo): tf.TensorInfo {
+  const [kh, kw, ci, co] = filter.shape;
+  const out = backend.makeOutput([kh, kw, co, ci], 'float32');
+  const src = heapF32(backend, filter);
+  const dst = heapF32(backend, out);
+  for (let a = 0; a < kh; a++) {
+    for (let b = 0; b < kw; b++) {
+      const from = ((kh - 1 - a) * kw + (kw - 1 - b)) * ci * co;
+      const to = (a * kw + b) * co * ci;
+      for (let c = 0; c < ci; c++) {
+        for (let o = 0; o < co; o++) dst[to + o * ci + c] = src[from + c * co + o];
+      }
+    }
+  }
+  return out;
+}
+
+/** `dy` with `s − 1` zero rows (columns) between its rows (columns). */
+function dilate(backend: WasmBackend, dy: tf.TensorInfo, sh: number, sw: number, dilatedH: number, dilatedW: number): tf.TensorInfo {
+  const [n, outH, outW, co] = dy.shape;
+  const out = backend.makeOutput([n, dilatedH, dilatedW, co], 'float32');
+  const src = heapF32(backend, dy);
+  const dst = heapF32(backend, out);
+  dst.fill(0);
+  for (let b = 0; b < n; b++) {
+    for (let r = 0; r < outH; r++) {
+      for (let c = 0; c < outW; c++) {
+        const from = ((b * outH + r) * outW + c) * co;
+        dst.set(src.subarray(from, from + co), ((b * dilatedH + r * sh) * dilatedW + c * sw) * co);
+      }
+    }
+  }
+  return out;
+}
+
+/** The patches of this file. */
+export const conv2dBackpropInputPatches: KernelPatch[] = [
+  {
+    kernelName: 'Conv2DBackpropInput',
+    backendName: 'wasm',
+    description: 'a forward XNNPACK convolution with the flipped filter (the stock kernel loops in scalar code); flipped filter cached per update',
+    build: conv2dBackpropInputWasm,
+  },
+];

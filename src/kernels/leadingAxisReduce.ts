@@ -1,0 +1,90 @@
+import * as tf from '@tensorflow/tfjs';
+import { CpuBackend, cpuValues } from './conv2dBackpropFilter';
+import { KernelArgs, KernelFn, KernelPatch } from './registry';
+import { heapF32, sizeOf, WasmBackend } from './wasmHeap';
+
+/**
+ * `Sum` and `Mean` over leading axes (per-channel statistics of NHWC activations).
+ *
+ * Batch statistics and bias gradients reduce over every axis but the last. The stock wasm
+ * and cpu kernels only reduce innermost axes, so they first transpose the whole activation to put the
+ * reduced axes last: a full extra copy per reduction. Here the rows are added in place into a
+ * float64 accumulator per channel (one read of the input, more accurate than float32 sums).
+ * Other reductions go to the stock kernels.
+ */
+
+/** The number of leading axes reduced, or -1 when the axes are not a leading block. */
+function leadingAxes(shape: number[], axis: number | number[]): number {
+  const rank = shape.length;
+  const axes = (Array.isArray(axis) ? axis : [axis]).map((a) => (a < 0 ? a + rank : a));
+  const sorted = [...new Set(axes)].sort((a, b) => a - b);
+  if (sorted.length === 0 || sorted.length >= rank) return -1;
+  return sorted.every((a, i) => a === i) ? sorted.length : -1;
+}
+
+/**
+ * Column sums of a row-major `rows x cols` matrix, in float64. Column by column with four
+ * partial sums: ~2x faster in V8 than adding whole rows into an accumulator array.
+ */
+export function columnSums(x: Float32Array, rows: number, cols: number): Float64Array {
+  const acc = new Float64Array(cols);
+  const n = rows * cols;
+  const step = 4 * cols;
+  for (let c = 0; c < cols; c++) {
+    let s0 = 0;
+    let s1 = 0;
+    let s2 = 0;
+    let s3 = 0;
+    let i = c;
+    for (; i + 3 * cols < n; i += step) {
+      s0 += x[i];
+      s1 += x[i + cols];
+      s2 += x[i + 2 * cols];
+      s3 += x[i + 3 * cols];
+    }
+    for (; i < n; i += cols) s0 += x[i];
+    acc[c] = s0 + s1 + (s2 + s3);
+  }
+  return acc;
+}
+
+function reduceWasm(mean: boolean): (stock: KernelFn | undefined) => KernelFn {
+  return (stock) => (args: KernelArgs) => {
+    const backend = args.backend as WasmBackend;
+    const { x } = args.inputs as { x: tf.TensorInfo };
+    const { axis, keepDims } = args.attrs as unknown as tf.SumAttrs;
+    const k = x.dtype === 'float32' ? leadingAxes(x.shape, axis) : -1;
+    if (k < 0 || sizeOf(x.shape) === 0) return (stock as KernelFn)(args);
+    const rows = sizeOf(x.shape.slice(0, k));
+    const kept = x.shape.slice(k);
+    const out = backend.makeOutput(keepDims ? [...x.shape.slice(0, k).map(() => 1), ...kept] : kept, 'float32');
+    const acc = columnSums(heapF32(backend, x), rows, sizeOf(kept));
+    const dst = heapF32(backend, out);
+    for (let c = 0; c < acc.length; c++) dst[c] = mean ? acc[c] / rows : acc[c];
+    return out;
+  };
+}
+
+function reduceCpu(mean: boolean): (stock: KernelFn | undefined) => KernelFn {
+  return (stock) => (args: KernelArgs) => {
+    const backend = args.backend as CpuBackend;
+    const { x } = args.inputs as { x: tf.TensorInfo };
+    const { axis, keepDims } = args.attrs as unknown as tf.SumAttrs;
+    const k = x.dtype === 'float32' ? leadingAxes(x.shape, axis) : -1;
+    if (k < 0 || sizeOf(x.shape) === 0) return (stock as KernelFn)(args);
+    const rows = sizeOf(x.shape.slice(0, k));
+    const kept = x.shape.slice(k);
+    const acc = columnSums(cpuValues(backend, x), rows, sizeOf(kept));
+    const values = new Float32Array(acc.length);
+    for (let c = 0; c < acc.length; c++) values[c] = mean ? acc[c] / rows : acc[c];
+    return backend.makeTensorInfo(keepDims ? [...x.shape.slice(0, k).map(() => 1), ...kept] : kept, 'float32', values);
+  };
+}
+
+/** The patches of this file. */
+export const leadingAxisReducePatches: KernelPatch[] = [
+  { kernelName: 'Sum', backendName: 'wasm', description: 'per-channel sums without transposing the activation first', build: reduceWasm(false) },
+  { kernelName: 'Mean', backendName: 'wasm', description: 'per-channel means without transposing the activation first', build: reduceWasm(true) },
+  { kernelName: 'Sum', backendName: 'cpu', description: 'per-channel sums without transposing the activation first', build: reduceCpu(false) },
+  { kernelName: 'Mean', backendName: 'cpu', description: 'per-channel means without transposing the activation first', build: reduceCpu(true) },
+];

@@ -1,0 +1,114 @@
+import * as tf from '@tensorflow/tfjs';
+import { CpuBackend, cpuValues } from './conv2dBackpropFilter';
+import { KernelArgs, KernelFn, KernelPatch } from './registry';
+import { heapF32, WasmBackend } from './wasmHeap';
+
+/**
+ * The gradient of 2-D max pooling: each output's gradient goes to the input element that was
+ * the window's maximum.
+ *
+ * The stock cpu kernel first builds a position buffer through `TensorBuffer.get`, then visits
+ * every input element and every window that could contain it; the wasm one is a scalar loop
+ * over the same structure. Here one pass over the windows finds each maximum, vectorized over
+ * the channels (contiguous in NHWC), and adds the output gradient at its position.
+ *
+ * Ties go to the first maximum in row-major window order, and windows whose values are all NaN
+ * or −Infinity pass no gradient, exactly as in the stock cpu kernel.
+ */
+export interface PoolGeometry {
+  batchSize: number;
+  inHeight: number;
+  inWidth: number;
+  inChannels: number;
+  outHeight: number;
+  outWidth: number;
+  strideHeight: number;
+  strideWidth: number;
+  dilationHeight: number;
+  dilationWidth: number;
+  effectiveFilterHeight: number;
+  effectiveFilterWidth: number;
+  padInfo: { top: number; left: number };
+}
+
+/** Writes the max-pool input gradient into `dx` (overwriting it). */
+export function maxPoolGradLoops(x: Float32Array, dy: Float32Array, dx: Float32Array, g: PoolGeometry): void {
+  const { batchSize, inHeight, inWidth, inChannels: c, outHeight, outWidth } = g;
+  const { strideHeight: sh, strideWidth: sw, dilationHeight: dh, dilationWidth: dw } = g;
+  const top = g.padInfo.top;
+  const left = g.padInfo.left;
+  dx.fill(0);
+  const best = new Float32Array(c);
+  const where = new Int32Array(c);
+  for (let n = 0; n < batchSize; n++) {
+    for (let oh = 0; oh < outHeight; oh++) {
+      const rowStart = oh * sh - top;
+      let rMin = rowStart;
+      while (rMin < 0) rMin += dh;
+      const rMax = Math.min(inHeight, rowStart + g.effectiveFilterHeight);
+      for (let ow = 0; ow < outWidth; ow++) {
+        const colStart = ow * sw - left;
+        let cMin = colStart;
+        while (cMin < 0) cMin += dw;
+        const cMax = Math.min(inWidth, colStart + g.effectiveFilterWidth);
+        best.fill(-Infinity);
+        where.fill(-1);
+        for (let r = rMin; r < rMax; r += dh) {
+          for (let col = cMin; col < cMax; col += dw) {
+            const base = ((n * inHeight + r) * inWidth + col) * c;
+            for (let k = 0; k < c; k++) {
+              const v = x[base + k];
+              if (v > best[k]) {
+                best[k] = v;
+                where[k] = base + k;
+              }
+            }
+          }
+        }
+        const dyBase = ((n * outHeight + oh) * outWidth + ow) * c;
+        for (let k = 0; k < c; k++) if (where[k] >= 0) dx[where[k]] += dy[dyBase + k];
+      }
+    }
+  }
+}
+
+function geometry(x: tf.TensorInfo, attrs: tf.MaxPoolGradAttrs): PoolGeometry {
+  return tf.backend_util.computePool2DInfo(
+    x.shape as [number, number, number, number],
+    attrs.filterSize,
+    attrs.strides,
+    1,
+    attrs.pad,
+    attrs.dimRoundingMode,
+  );
+}
+
+function maxPoolGradWasm(stock: KernelFn | undefined): KernelFn {
+  return (args: KernelArgs) => {
+    const backend = args.backend as WasmBackend;
+    const { dy, input } = args.inputs as { dy: tf.TensorInfo; input: tf.TensorInfo };
+    if (input.dtype !== 'float32' || dy.dtype !== 'float32') return (stock as KernelFn)(args);
+    const g = geometry(input, args.attrs as unknown as tf.MaxPoolGradAttrs);
+    const dx = backend.makeOutput(input.shape, 'float32');
+    maxPoolGradLoops(heapF32(backend, input), heapF32(backend, dy), heapF32(backend, dx), g);
+    return dx;
+  };
+}
+
+function maxPoolGradCpu(stock: KernelFn | undefined): KernelFn {
+  return (args: KernelArgs) => {
+    const backend = args.backend as CpuBackend;
+    const { dy, input } = args.inputs as { dy: tf.TensorInfo; input: tf.TensorInfo };
+    if (input.dtype !== 'float32' || dy.dtype !== 'float32') return (stock as KernelFn)(args);
+    const g = geometry(input, args.attrs as unknown as tf.MaxPoolGradAttrs);
+    const dx = new Float32Array(input.shape.reduce((a, b) => a * b, 1));
+    maxPoolGradLoops(cpuValues(backend, input), cpuValues(backend, dy), dx, g);
+    return backend.makeTensorInfo(input.shape, 'float32', dx);
+  };
+}
+
+/** The patches of this file. */
+export const maxPoolGradPatches: KernelPatch[] = [
+  { kernelName: 'MaxPoolGrad', backendName: 'wasm', description: 'one pass over the windows, vectorized over channels', build: maxPoolGradWasm },
+  { kernelName: 'MaxPoolGrad', backendName: 'cpu', description: 'one pass over the windows instead of TensorBuffer.get per element', build: maxPoolGradCpu },
+];
