@@ -59,8 +59,12 @@ export interface GradientAccumulatorArgs {
    */
   accumulationSteps: number | AccumulationSchedule;
   /**
-   * The variables to train. Default: every trainable variable registered when the first
-   * micro-step runs (what `optimizer.minimize` would use), fixed from then on.
+   * The variables to train. Default: the trainable variables that the first micro-step's loss
+   * depends on, fixed from then on.
+   *
+   * Note: `optimizer.minimize` defaults to every registered trainable variable, which, with a
+   * second model in memory (a reference copy, say), would allocate accumulators for its weights
+   * too; we keep only the variables that received a gradient.
    */
   varList?: TrainableVariable[];
   /** How summed gradients are averaged. Default `"per-sample"`. */
@@ -296,9 +300,14 @@ export class GradientAccumulator {
       // variableGrads rejects the stand-in scalar (it reaches no variable); report the real cause.
       throw failed ? failure : error;
     }
-    const { gradients, meanLoss } = computed;
+    let { gradients, meanLoss } = computed;
+    let trained = vars;
+    if (this.vars === null) {
+      trained = vars.filter((_, i) => gradients[i] !== null);
+      gradients = gradients.filter((g) => g !== null);
+    }
     try {
-      return this.accumulate(vars, gradients, meanLoss, { count, unit, weight });
+      return this.accumulate(trained, gradients, meanLoss, { count, unit, weight });
     } finally {
       tf.dispose([...gradients.filter((g): g is tf.Tensor => g !== null), meanLoss]);
     }
