@@ -16,6 +16,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { format } from 'node:util';
 
 /** The runner's options; every field can be set from the command line. */
 export interface RunNotebooksArgs {
@@ -170,6 +171,7 @@ interface DisplayContent {
 type FromChild =
   | { type: 'ready'; startupMs: number }
   | { type: 'stream'; name: 'stdout' | 'stderr'; text: string }
+  | { type: 'error'; text: string }
   | { type: 'display'; content: DisplayContent; update: boolean }
   | { type: 'done'; status: 'ok' | 'error' | 'abort'; executionCount: number | null; durationMs: number };
 
@@ -200,7 +202,11 @@ function childMain(): void {
     },
   };
   void convs.node; // warm the TypeScript compiler before the first cell, as the kernel does
-  const executor = createExecutor(process.cwd(), convs, { log: console.log, error: console.error });
+  // The executor reports a cell's failure (type errors, a thrown exception) through the console
+  // it is given, and only that; the kernel prints it to stderr and sends Jupyter no error text.
+  // Catching it here turns it into a proper error output instead.
+  const executorConsole = { log: console.log, error: (...args: unknown[]) => send({ type: 'error', text: format(...args) }) };
+  const executor = createExecutor(process.cwd(), convs, executorConsole);
   const handler = new JupyterHandlerImpl(executor, false);
   // The kernel keeps running after a stray async error and reports it in the current cell.
   process.on('uncaughtException', (err) => console.error('UncaughtException:', err));
@@ -223,7 +229,7 @@ function childMain(): void {
 // ---------------------------------------------------------------------------------------------
 // The parent: one child per notebook, cells sent one by one, outputs collected.
 
-/** tslab prints errors to stderr only; keep the user's frames and drop the harness's. */
+/** Keeps the notebook's stack frames and drops the harness's (vm, tslab, this runner). */
 export function cleanErrorText(text: string): string {
   return text
     .split('\n')
@@ -335,12 +341,15 @@ interface CellRun {
   executionCount: number | null;
   durationMs: number;
   why?: string;
+  /** What the executor reported for a failed cell. */
+  errorText?: string;
 }
 
 /** Sends one cell and collects its outputs until the child answers, dies or times out. */
 function executeCell(kernel: KernelProcess, code: string, outputs: Output[], displays: Map<string, Output>, timeoutMs: number): Promise<CellRun> {
   return new Promise((resolve) => {
     const t0 = performance.now();
+    const errors: string[] = [];
     const timer = setTimeout(() => {
       kernel.kill();
       resolve({ status: 'timeout', executionCount: null, durationMs: performance.now() - t0 });
@@ -351,6 +360,7 @@ function executeCell(kernel: KernelProcess, code: string, outputs: Output[], dis
     });
     kernel.onMessage((msg) => {
       if (msg.type === 'stream') pushStream(outputs, msg.name, msg.text);
+      else if (msg.type === 'error') errors.push(msg.text);
       else if (msg.type === 'display') {
         const id = msg.content.transient?.display_id;
         const data = normalizeBundle(msg.content.data);
@@ -368,7 +378,12 @@ function executeCell(kernel: KernelProcess, code: string, outputs: Output[], dis
         kernel.onMessage((late) => {
           if (late.type === 'stream') pushStream(outputs, late.name, late.text);
         });
-        resolve({ status: msg.status === 'ok' ? 'ok' : 'error', executionCount: msg.executionCount, durationMs: msg.durationMs });
+        resolve({
+          status: msg.status === 'ok' ? 'ok' : 'error',
+          executionCount: msg.executionCount,
+          durationMs: msg.durationMs,
+          errorText: errors.join('\n'),
+        });
       }
     });
     kernel.send({ type: 'execute', code });
@@ -433,8 +448,7 @@ export async function runNotebook(file: string, args: RunNotebooksArgs = {}): Pr
 
       let text: string;
       if (run.status === 'error') {
-        const stderr = outputs.filter((o) => o.output_type === 'stream' && o.name === 'stderr').map((o) => (o as { text: string }).text).join('');
-        text = cleanErrorText(stderr) || 'the cell failed without printing an error';
+        text = cleanErrorText(run.errorText ?? '') || 'the cell failed without reporting an error';
       } else if (run.status === 'timeout') {
         text = `the cell did not finish within ${timeoutMs / 1000} s (per-cell timeout; raise it with --timeout=SECONDS) and was killed`;
       } else {

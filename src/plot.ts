@@ -251,7 +251,8 @@ export function figureSvg(fig: PlotlyFigure): string {
   const H = typeof L.height === 'number' ? L.height : 420;
   const m = { l: 70, r: 20, t: 50, b: 60, ...((L.margin ?? {}) as Record<string, number>) };
   const legendRows = Math.ceil(fig.data.length / 3);
-  const plot = { x0: m.l, x1: W - m.r, y0: m.t, y1: H - m.b - 18 * legendRows };
+  // Below the plot area: tick labels, the x-axis title, then the legend rows.
+  const plot = { x0: m.l, x1: W - m.r, y0: m.t, y1: H - m.b - 18 * legendRows - 10 };
   const xa = axis(L, 'xaxis');
   const ya = axis(L, 'yaxis');
   // Categorical x (strings) are placed at their index among all categories.
@@ -276,6 +277,7 @@ export function figureSvg(fig: PlotlyFigure): string {
   let [yMin, yMax] = ys.length ? [Math.min(...ys), Math.max(...ys)] : [0, 1];
   if (categories.length > 0 || fig.data.some((t) => t.type === 'bar')) [xMin, xMax] = [xMin - 0.5, xMax + 0.5];
   if (xMax === xMin) [xMin, xMax] = [xMin - 1, xMax + 1];
+  else if (categories.length === 0) [xMin, xMax] = [xMin - (xMax - xMin) * 0.02, xMax + (xMax - xMin) * 0.02];
   if (yMax === yMin) [yMin, yMax] = [yMin - 1, yMax + 1];
   const pad = (yMax - yMin) * 0.05;
   [yMin, yMax] = [yMin - pad, yMax + pad];
@@ -327,7 +329,7 @@ export function figureSvg(fig: PlotlyFigure): string {
       parts.push(`<line x1="${r(p.x)}" x2="${r(p.x)}" y1="${r(py(yValue(p.yv + p.err)))}" y2="${r(py(low))}" stroke="${color}"/>`);
     }
     const lx = plot.x0 + (i % 3) * ((plot.x1 - plot.x0) / 3);
-    const ly = H - m.b + 28 + Math.floor(i / 3) * 18;
+    const ly = plot.y1 + 62 + Math.floor(i / 3) * 18;
     parts.push(`<rect x="${r(lx)}" y="${ly - 9}" width="14" height="4" fill="${color}"/>`);
     parts.push(`<text x="${r(lx + 20)}" y="${ly - 3}">${xmlEscape(t.name ?? `trace ${i}`)}</text>`);
   });
