@@ -29,9 +29,13 @@ export { lineChart, baseLayout, PALETTE, PLOTLY_MIME, figureBundle, showFigure, 
 export type { PlotlyFigure, PlotlyTrace, Series, LineChartArgs, DisplayBundle } from './plot';
 export { groupNorm, GroupNormalization, groupNormalization } from './norm/groupNormalization';
 export type { GroupNormalizationArgs } from './norm/groupNormalization';
-export { FrozenBatchNormalization, frozenBatchNormalization, calibrateFrozenBatchNorm } from './norm/frozenBatchNormalization';
+export { FrozenBatchNormalization, frozenBatchNormalization, recomputeBatchNormStatistics } from './norm/frozenBatchNormalization';
 export type { FrozenBatchNormalizationArgs } from './norm/frozenBatchNormalization';
 export { BatchRenormalization, batchRenormalization } from './norm/batchRenormalization';
 export type { BatchRenormalizationArgs } from './norm/batchRenormalization';
 export { simpleNet, mlp, cnn, NORMALIZATIONS, ARTICLE_SETUP } from './models';
 export type { SimpleNetArgs, DigitModelArgs, NormalizationKind } from './models';
+export { selectBackend, describeEnvironment, BACKEND_PREFERENCES, BACKEND_ENV_VAR } from './backend';
+export type { BackendPreference, SelectBackendArgs, EnvironmentReport } from './backend';
+export { installFastKernels, uninstallFastKernels, installedFastKernels, FAST_KERNEL_BACKENDS } from './kernels';
+export type { KernelReplacement, FastKernelBackend } from './kernels';

@@ -1,0 +1,102 @@
+import * as tf from '@tensorflow/tfjs';
+import '@tensorflow/tfjs-backend-wasm';
+import assert from 'node:assert/strict';
+import { installFastKernels, uninstallFastKernels } from '../../src/kernels';
+
+/**
+ * Shared test machinery for the kernel tests: run the same computation on stock cpu (the
+ * reference) and on wasm and cpu with this project's kernels, and compare.
+ */
+
+/** The tolerance of the issue: at most 1e-5 relative to the reference's largest magnitude. */
+export const TOLERANCE = 1e-5;
+
+/** The backends under test, each with the project's kernels installed. */
+export const FAST_BACKENDS = ['wasm', 'cpu'] as const;
+
+/** Deterministic pseudo-random floats in [-1, 1) (mulberry32), independent of any backend. */
+export function randomValues(size: number, seed: number): Float32Array {
+  let a = seed >>> 0;
+  const out = new Float32Array(size);
+  for (let i = 0; i < size; i++) {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    out[i] = (((t ^ (t >>> 14)) >>> 0) / 4294967296) * 2 - 1;
+  }
+  return out;
+}
+
+/** Switches to a backend with the project's kernels (fast) or tfjs's own (stock). */
+export async function useBackend(name: 'wasm' | 'cpu', fast: boolean): Promise<void> {
+  assert.ok(await tf.setBackend(name), `backend ${name} must start`);
+  if (fast) installFastKernels(name);
+  else uninstallFastKernels(name);
+}
+
+/** Runs `fn` and reads every returned tensor (disposing them). */
+export async function values(fn: () => tf.Tensor | tf.Tensor[]): Promise<{ data: Float32Array; shape: number[] }[]> {
+  const out = tf.tidy(fn);
+  const list = Array.isArray(out) ? out : [out];
+  const result = [];
+  for (const t of list) result.push({ data: Float32Array.from(await t.data()), shape: t.shape });
+  tf.dispose(list);
+  return result;
+}
+
+/** Largest absolute difference divided by the reference's largest magnitude. */
+export function relativeError(actual: Float32Array, expected: Float32Array): number {
+  let diff = 0;
+  let scale = 0;
+  for (let i = 0; i < expected.length; i++) {
+    const d = Math.abs(actual[i] - expected[i]);
+    if (Number.isNaN(d)) return Number.isNaN(actual[i]) && Number.isNaN(expected[i]) ? 0 : Infinity;
+    diff = Math.max(diff, d);
+    scale = Math.max(scale, Math.abs(expected[i]));
+  }
+  return scale === 0 ? diff : diff / scale;
+}
+
+/**
+ * Computes `fn` on stock cpu, then on every fast backend, and asserts shapes match and values
+ * agree within {@link TOLERANCE}. Returns the largest error seen.
+ */
+export async function expectParity(label: string, fn: () => tf.Tensor | tf.Tensor[], backends: readonly ('wasm' | 'cpu')[] = FAST_BACKENDS): Promise<number> {
+  await useBackend('cpu', false);
+  const expected = await values(fn);
+  let worst = 0;
+  for (const name of backends) {
+    await useBackend(name, true);
+    const actual = await values(fn);
+    assert.equal(actual.length, expected.length, `${label} on ${name}: number of outputs`);
+    actual.forEach((a, i) => {
+      assert.deepEqual(a.shape, expected[i].shape, `${label} on ${name}: shape of output ${i}`);
+      const err = relativeError(a.data, expected[i].data);
+      worst = Math.max(worst, err);
+      assert.ok(err <= TOLERANCE, `${label} on ${name}: output ${i} differs from stock cpu by ${err.toExponential(2)} (relative)`);
+    });
+  }
+  return worst;
+}
+
+/** Tensor count and backend buffer count, to catch leaks of engine tensors and of kernel intermediates. */
+export function memoryCounts(): { tensors: number; buffers: number } {
+  const backend = tf.backend() as unknown as { numDataIds(): number };
+  return { tensors: tf.memory().numTensors, buffers: backend.numDataIds() };
+}
+
+/** Runs `fn` (which must dispose what it makes) twice to warm up, then checks it leaks nothing. */
+export async function expectNoLeak(label: string, fn: () => void | Promise<void>): Promise<void> {
+  await fn();
+  await fn();
+  const before = memoryCounts();
+  await fn();
+  await fn();
+  assert.deepEqual(memoryCounts(), before, `${label} on ${tf.getBackend()} leaks`);
+}
+
+/** A tensor from deterministic values. */
+export function randomTensor(shape: number[], seed: number): tf.Tensor {
+  return tf.tensor(randomValues(shape.reduce((a, b) => a * b, 1), seed), shape);
+}
