@@ -65,8 +65,8 @@ export const NORMALIZATIONS = ['batch', 'group', 'layer', 'frozen-batch', 'batch
  * - `"batch"`: tfjs `BatchNormalization` (micro-batch statistics in training, moving in inference);
  * - `"group"`: {@link GroupNormalization} with `groups` groups;
  * - `"layer"`: layer normalization over every non-batch axis (see the Note in {@link cnn});
- * - `"frozen-batch"`: {@link FrozenBatchNormalization} (moving statistics always; calibrate them
- *   with `calibrateFrozenBatchNorm` before training from scratch);
+ * - `"frozen-batch"`: {@link FrozenBatchNormalization} (moving statistics always; set them
+ *   with `recomputeBatchNormStatistics` before training from scratch);
  * - `"batch-renorm"`: {@link BatchRenormalization};
  * - `"none"`: no normalization (the layer before keeps its bias).
  */

@@ -39,7 +39,7 @@ export interface FrozenBatchNormalizationArgs extends LayerArgs {
  * Its weights are those of `tf.layers.batchNormalization`, in the same order (gamma, beta,
  * moving_mean, moving_variance), so `frozen.setWeights(trainedBatchNorm.getWeights())` freezes
  * a trained layer's statistics. For a model trained from scratch, set the statistics from data
- * first with {@link calibrateFrozenBatchNorm}.
+ * first with {@link recomputeBatchNormStatistics}.
  *
  * Note: tfjs's own BatchNormalization uses the micro-batch's statistics whenever `training` is
  * true, even with `trainable: false` (Keras 2 froze them in that case); this layer is the way to
@@ -57,8 +57,6 @@ export class FrozenBatchNormalization extends tf.layers.Layer {
   private beta: tf.LayerVariable | null = null;
   private movingMean: tf.LayerVariable | null = null;
   private movingVariance: tf.LayerVariable | null = null;
-  /** Set by calibrateFrozenBatchNorm for one forward pass. */
-  private calibrating = false;
 
   constructor(args: FrozenBatchNormalizationArgs = {}) {
     super(args);
@@ -89,12 +87,6 @@ export class FrozenBatchNormalization extends tf.layers.Layer {
     return tf.tidy(() => {
       const axis = resolveChannelAxis(OWNER, this.axis, x.rank);
       const shape = channelBroadcastShape(x.rank, axis, x.shape[axis]);
-      if (this.calibrating) {
-        // One pass over a calibration set: its statistics become the frozen ones.
-        const { mean, variance } = tf.moments(x, reductionAxes(x.rank, axis));
-        this.movingMean!.write(mean);
-        this.movingVariance!.write(variance);
-      }
       const mean = tf.reshape(this.movingMean!.read(), shape);
       const variance = tf.reshape(this.movingVariance!.read(), shape);
       const gamma = this.gamma ? tf.reshape(this.gamma.read(), shape) : undefined;
@@ -116,11 +108,6 @@ export class FrozenBatchNormalization extends tf.layers.Layer {
       scale: this.scale,
       trainAffine: this.trainAffine,
     };
-  }
-
-  /** @internal Used by calibrateFrozenBatchNorm. */
-  setCalibrating(on: boolean): void {
-    this.calibrating = on;
   }
 }
 tf.serialization.registerClass(FrozenBatchNormalization);
@@ -144,33 +131,53 @@ export function normalizeWith(
   });
 }
 
+/** The layer classes whose moving statistics {@link recomputeBatchNormStatistics} sets. */
+const STATISTICS_LAYERS = ['BatchNormalization', 'FrozenBatchNormalization', 'BatchRenormalization'];
+
 /**
- * Sets the frozen statistics of every {@link FrozenBatchNormalization} in `model` to the
- * population statistics of its input over `xs`, in one forward pass: each layer sees the output
- * of the already-calibrated layers before it. Use it before training from scratch (a
- * data-dependent initialization), or to refresh statistics after training ("precise BN").
+ * Sets the moving statistics of every batch-normalization layer of a sequential model
+ * (tfjs `BatchNormalization`, {@link FrozenBatchNormalization}, `BatchRenormalization`) to the
+ * population statistics of its input over `xs`, in one forward pass through the layers in
+ * order: each layer sees the output of the already-recomputed layers before it.
  *
- * @param model A model containing FrozenBatchNormalization layers (others are left alone).
- * @param xs A calibration batch, e.g. a few hundred training samples. It is processed whole.
- * @returns The number of layers calibrated.
+ * Uses: the statistics of a FrozenBatchNormalization before training from scratch (a
+ * data-dependent initialization); or, after training, statistics estimated from a large batch
+ * instead of a moving average of micro-batch statistics ("precise BN", Wu & Johnson 2021),
+ * which separates the damage done by poor moving averages from the damage done by training on
+ * micro-batch statistics.
+ *
+ * @param model A `tf.Sequential` (its layers must form a chain). Other layers are left alone;
+ *   nested models are not entered.
+ * @param xs A batch of inputs, processed whole, e.g. a few hundred training samples.
+ * @returns The number of layers whose statistics were set.
  */
-export function calibrateFrozenBatchNorm(model: tf.LayersModel, xs: tf.Tensor): number {
-  if (!(model instanceof tf.LayersModel)) {
-    throw argumentError('calibrateFrozenBatchNorm', 'model', 'a tf.LayersModel', model);
+export function recomputeBatchNormStatistics(model: tf.Sequential, xs: tf.Tensor): number {
+  const owner = 'recomputeBatchNormStatistics';
+  if (!(model instanceof tf.Sequential)) {
+    throw argumentError(owner, 'model', 'a tf.Sequential (a chain of layers)', model);
   }
-  if (!(xs instanceof tf.Tensor) || xs.shape[0] < 2) {
-    throw argumentError('calibrateFrozenBatchNorm', 'xs', 'a tensor batch of at least 2 samples', xs);
+  if (!(xs instanceof tf.Tensor) || xs.rank < 2 || xs.shape[0] < 2) {
+    throw argumentError(owner, 'xs', 'a batch of at least 2 samples', xs);
   }
-  const layers = model.layers.filter((l): l is FrozenBatchNormalization => l instanceof FrozenBatchNormalization);
-  layers.forEach((l) => l.setCalibrating(true));
-  try {
-    tf.tidy(() => {
-      model.apply(xs, { training: false });
-    });
-  } finally {
-    layers.forEach((l) => l.setCalibrating(false));
-  }
-  return layers.length;
+  let count = 0;
+  tf.tidy(() => {
+    let h = xs;
+    for (const layer of model.layers) {
+      if (STATISTICS_LAYERS.includes(layer.getClassName())) {
+        const movingMean = layer.weights.find((w) => w.originalName.endsWith('moving_mean'));
+        const movingVariance = layer.weights.find((w) => w.originalName.endsWith('moving_variance'));
+        const axis = resolveChannelAxis(owner, (layer as unknown as { axis: number }).axis, h.rank);
+        if (movingMean && movingVariance) {
+          const { mean, variance } = tf.moments(h, reductionAxes(h.rank, axis));
+          movingMean.write(mean);
+          movingVariance.write(variance);
+          count += 1;
+        }
+      }
+      h = layer.apply(h, { training: false }) as tf.Tensor;
+    }
+  });
+  return count;
 }
 
 /** Factory in the `tf.layers` style. */
