@@ -218,6 +218,7 @@ function layout(title: string, body: string, opts: { header: string; footer: str
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)}</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="assets/katex/katex.min.css">
 <link rel="stylesheet" href="assets/hljs.css">
 <link rel="stylesheet" href="assets/site.css">

@@ -535,6 +535,13 @@ export function summaryTable(reports: NotebookReport[]): string {
 export async function runNotebooks(args: RunNotebooksArgs = {}): Promise<NotebookReport[]> {
   const log = args.log ?? ((line: string) => console.log(line));
   const files = collectNotebooks(args.inputs ?? DEFAULTS.inputs);
+  const outDir = path.resolve(args.outDir ?? DEFAULTS.outDir);
+  if (args.inputs === undefined && fs.existsSync(outDir)) {
+    // A run of every notebook owns the folder: executed copies of notebooks that were renamed or
+    // removed would otherwise end up in the site.
+    const current = new Set(files.map((f) => path.basename(f)));
+    for (const f of fs.readdirSync(outDir)) if (f.endsWith('.ipynb') && !current.has(f)) fs.rmSync(path.join(outDir, f));
+  }
   const reports: NotebookReport[] = [];
   for (const [i, file] of files.entries()) {
     log(`[${i + 1}/${files.length}] ${path.relative(process.cwd(), file) || file}`);

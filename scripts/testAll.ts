@@ -1,0 +1,90 @@
+/**
+ * `npm test`: every test of the project, in order, each part timed, with a summary at the end.
+ *
+ *   1. the Debian packages the later parts need (scripts/systemDeps.sh; installs what is missing)
+ *   2. test:unit      build, type-check, unit tests (includes the runner/site tests on fixtures)
+ *   3. test:notebooks the runner on every notebook (sources must be committed clean)
+ *   4. test:site      the static site export of the executed notebooks
+ *   5. test:browser   the site in headless Chromium (console errors, one chart per Plotly output)
+ *   6. test:jupyter   every notebook through Debian's `jupyter nbconvert --execute` and tslab
+ *
+ * A failing part does not stop the later ones, so one run shows every failure; the exit code is
+ * non-zero if any part failed.
+ */
+import { spawn } from 'node:child_process';
+import * as path from 'node:path';
+import { performance } from 'node:perf_hooks';
+
+const ROOT = path.resolve(__dirname, '..');
+const CONFIG = {
+  parts: [
+    { name: 'systemDeps', command: ['bash', 'scripts/systemDeps.sh'] },
+    { name: 'test:unit', command: ['npm', 'run', '--silent', 'test:unit'] },
+    { name: 'test:notebooks', command: ['npm', 'run', '--silent', 'test:notebooks'] },
+    { name: 'test:site', command: ['npm', 'run', '--silent', 'test:site'] },
+    { name: 'test:browser', command: ['npm', 'run', '--silent', 'test:browser'] },
+    { name: 'test:jupyter', command: ['npm', 'run', '--silent', 'test:jupyter'] },
+  ],
+};
+
+interface PartResult {
+  name: string;
+  ok: boolean;
+  seconds: number;
+  /** Tests counted by Node's test runner in this part; a part without tests counts as one. */
+  passed: number;
+  failed: number;
+}
+
+/** Runs a command with its output shown live and kept, to read the test runner's counts. */
+function run(command: string[]): Promise<{ code: number; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(command[0], command.slice(1), { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (b: Buffer) => {
+      process.stdout.write(b);
+      output += b;
+    });
+    child.stderr.on('data', (b: Buffer) => {
+      process.stderr.write(b);
+      output += b;
+    });
+    child.on('close', (code) => resolve({ code: code ?? 1, output }));
+  });
+}
+
+/** Sums Node test runner totals ("ℹ pass 12" from the spec reporter, "# pass 12" from TAP). */
+function counts(output: string): { passed: number; failed: number } | undefined {
+  const sum = (word: string): number => [...output.matchAll(new RegExp(`^(?:ℹ|#) ${word} (\\d+)$`, 'gm'))].reduce((s, m) => s + Number(m[1]), 0);
+  const found = /^(?:ℹ|#) tests \d+$/m.test(output);
+  return found ? { passed: sum('pass'), failed: sum('fail') + sum('cancelled') } : undefined;
+}
+
+async function main(): Promise<void> {
+  const results: PartResult[] = [];
+  for (const part of CONFIG.parts) {
+    console.log(`\n===== ${part.name}: ${part.command.join(' ')}\n`);
+    const t0 = performance.now();
+    const { code, output } = await run(part.command);
+    const seconds = (performance.now() - t0) / 1000;
+    const c = counts(output);
+    const ok = code === 0;
+    results.push({ name: part.name, ok, seconds, passed: c?.passed ?? (ok ? 1 : 0), failed: c ? Math.max(c.failed, ok ? 0 : 1) : ok ? 0 : 1 });
+    console.log(`\n===== ${part.name}: ${ok ? 'ok' : `FAILED (exit ${code})`} in ${seconds.toFixed(1)} s`);
+  }
+  const width = Math.max(...results.map((r) => r.name.length));
+  console.log(`\n${'part'.padEnd(width)}      time  result`);
+  for (const r of results) {
+    console.log(`${r.name.padEnd(width)}  ${`${r.seconds.toFixed(1)} s`.padStart(8)}  ${r.ok ? 'ok' : 'FAILED'} (${r.passed} passed, ${r.failed} failed)`);
+  }
+  const total = results.reduce((s, r) => s + r.seconds, 0);
+  console.log(`${'total'.padEnd(width)}  ${`${total.toFixed(1)} s`.padStart(8)}`);
+  const passed = results.reduce((s, r) => s + r.passed, 0);
+  const failed = results.reduce((s, r) => s + r.failed, 0);
+  // Node's tests are counted one by one; a part without tests (systemDeps, the notebook run, the
+  // site export) counts as one.
+  console.log(`\n${passed} passed, ${failed} failed`);
+  process.exit(results.every((r) => r.ok) ? 0 : 1);
+}
+
+void main();

@@ -1,0 +1,189 @@
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { exportSite } from '../../scripts/exportSite';
+import { runNotebook, type Notebook } from '../../scripts/runNotebooks';
+import { PLOTLY_MIME } from '../../src/plot';
+
+// Opens the exported site in real headless Chromium (Debian's /usr/bin/chromium, driven by
+// playwright-core), over file:// and over a loopback HTTP server. Every page must load without a
+// console error, a page error or a failed request, and draw as many Plotly charts as its
+// notebook has Plotly outputs. `npm run test:browser` runs it after `npm run site`.
+const ROOT = path.resolve(__dirname, '..', '..');
+const SITE = path.resolve(process.env.SITE_DIR ?? path.join(ROOT, 'build', 'site'));
+const EXECUTED = path.resolve(process.env.EXECUTED_DIR ?? path.join(ROOT, 'build', 'notebooks'));
+const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'notebooks');
+const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'];
+
+let tmp: string;
+let context: BrowserContext;
+const servers: http.Server[] = [];
+
+const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css', '.woff2': 'font/woff2', '.woff': 'font/woff', '.ttf': 'font/ttf' };
+
+/** A static file server on 127.0.0.1 for `dir`; returns its base URL. */
+async function serve(dir: string): Promise<string> {
+  const server = http.createServer((req, res) => {
+    const file = path.join(dir, decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname));
+    if (!file.startsWith(dir) || !fs.existsSync(file) || fs.statSync(file).isDirectory()) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream' });
+    fs.createReadStream(file).pipe(res);
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+}
+
+interface Visit {
+  problems: string[];
+  charts: number;
+  page: Page;
+}
+
+/**
+ * Opens a URL, waits for `expectedCharts` Plotly charts (a chart counts once, however many
+ * `svg.main-svg` layers Plotly gives it), and collects every console error, page error and
+ * failed request.
+ */
+async function visit(url: string, expectedCharts: number): Promise<Visit> {
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console error: ${m.text()} (${m.location().url})`);
+  });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} (${r.failure()?.errorText})`));
+  await page.goto(url, { waitUntil: 'load' });
+  const count = (): Promise<number> =>
+    page.evaluate(() => Array.from(document.querySelectorAll('.js-plotly-plot')).filter((plot) => plot.querySelector('svg.main-svg')).length);
+  if (expectedCharts > 0) {
+    await page.waitForFunction((n) => document.querySelectorAll('.js-plotly-plot svg.main-svg').length > 0 && document.querySelectorAll('.js-plotly-plot').length >= n, expectedCharts, { timeout: 30_000 }).catch(() => {});
+  }
+  // Let late errors (a font, a deferred draw) surface before judging the page.
+  await page.waitForTimeout(200);
+  return { problems, charts: await count(), page };
+}
+
+/** The number of Plotly outputs in an executed notebook, counted from the notebook itself. */
+function plotlyOutputs(file: string): number {
+  const nb = JSON.parse(fs.readFileSync(file, 'utf8')) as Notebook;
+  return nb.cells.flatMap((c) => c.outputs ?? []).filter((o) => 'data' in o && PLOTLY_MIME in o.data).length;
+}
+
+before(async () => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'browser-e2e-'));
+  // launchPersistentContext is how playwright takes a fresh --user-data-dir.
+  context = await chromium.launchPersistentContext(path.join(tmp, 'profile'), {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: CHROMIUM_FLAGS,
+  });
+});
+after(async () => {
+  await context?.close();
+  for (const s of servers) s.close();
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+describe('the exported site in Chromium', () => {
+  const pages = fs.existsSync(SITE) ? fs.readdirSync(SITE).filter((f) => f.endsWith('.html')).sort() : [];
+
+  it('exists, with an index and a page per executed notebook', () => {
+    assert.ok(pages.includes('index.html'), `no site in ${path.relative(ROOT, SITE)}; run \`npm run notebooks && npm run site\` first`);
+    const executed = fs.readdirSync(EXECUTED).filter((f) => f.endsWith('.ipynb')).map((f) => f.replace(/\.ipynb$/, '.html'));
+    assert.deepEqual(pages.filter((p) => p !== 'index.html'), executed.sort());
+  });
+
+  for (const protocol of ['file', 'http'] as const) {
+    it(`loads every page over ${protocol}:// without errors and draws one chart per Plotly output`, async () => {
+      const base = protocol === 'file' ? pathToFileURL(SITE + path.sep).href : await serve(SITE);
+      for (const name of pages) {
+        const notebook = path.join(EXECUTED, name.replace(/\.html$/, '.ipynb'));
+        const expected = name === 'index.html' ? 0 : plotlyOutputs(notebook);
+        const v = await visit(new URL(name, base).href, expected);
+        await v.page.close();
+        assert.deepEqual(v.problems, [], `${name} over ${protocol}://`);
+        assert.equal(v.charts, expected, `${name} over ${protocol}:// draws ${v.charts} Plotly charts for ${expected} Plotly outputs`);
+      }
+    });
+  }
+});
+
+describe('a site made from the passing fixture notebook', () => {
+  let page: Page;
+  let problems: string[];
+
+  before(async () => {
+    const report = await runNotebook(path.join(FIXTURES, 'passing.ipynb'), { outDir: path.join(tmp, 'executed'), log: () => {} });
+    assert.equal(report.status, 'ok', report.error?.text);
+    exportSite({ inDir: path.join(tmp, 'executed'), outDir: path.join(tmp, 'site') });
+    const v = await visit(pathToFileURL(path.join(tmp, 'site', 'passing.html')).href, 1);
+    page = v.page;
+    problems = v.problems;
+  });
+
+  it('loads without errors and draws its chart', async () => {
+    assert.deepEqual(problems, []);
+    assert.equal(await page.locator('.js-plotly-plot').count(), 1);
+  });
+
+  it('shows <script> from markdown and from a text output as text and never runs it', async () => {
+    const ran = await page.evaluate(() => ({ markdown: '__markdownScriptRan' in window, text: '__textScriptRan' in window }));
+    assert.deepEqual(ran, { markdown: false, text: false });
+    const text = await page.locator('main').innerText();
+    assert.ok(text.includes('<script>window.__markdownScriptRan = true;</script>'), 'markdown shows the tag');
+    assert.ok(text.includes('<script>window.__textScriptRan = true;</script> is printed, not run'), 'the output shows the tag');
+  });
+
+  it('keeps HTML outputs as HTML and renders math with KaTeX', async () => {
+    assert.equal(await page.locator('#kept-html').innerText(), 'HTML output is kept');
+    assert.ok((await page.locator('.katex').count()) >= 2);
+  });
+
+  it('lets the index link to the page', async () => {
+    const v = await visit(pathToFileURL(path.join(tmp, 'site', 'index.html')).href, 0);
+    assert.deepEqual(v.problems, []);
+    await v.page.click('a[href="passing.html"]');
+    assert.equal(await v.page.locator('h1').innerText(), 'A passing notebook');
+    await v.page.close();
+  });
+});
+
+describe('the text/html that showFigure sends to Jupyter', () => {
+  let html: string;
+  before(() => {
+    const nb = JSON.parse(fs.readFileSync(path.join(tmp, 'executed', 'passing.ipynb'), 'utf8')) as Notebook;
+    const bundle = nb.cells.flatMap((c) => c.outputs ?? []).find((o) => 'data' in o && PLOTLY_MIME in o.data) as { data: Record<string, string> };
+    html = bundle.data['text/html'];
+  });
+
+  it('draws a static chart where plotly.js is not available (no network, untrusted output)', async () => {
+    const file = path.join(tmp, 'static.html');
+    fs.writeFileSync(file, `<!doctype html><meta charset="utf-8"><body>${html}</body>`);
+    const v = await visit(pathToFileURL(file).href, 0);
+    assert.deepEqual(v.problems, []);
+    assert.equal(await v.page.locator('svg.tfjs-accumulate-static-figure polyline').count(), 2);
+    assert.equal(v.charts, 0);
+    await v.page.close();
+  });
+
+  it('becomes the interactive chart where the page has plotly.js', async () => {
+    const file = path.join(tmp, 'interactive.html');
+    const plotly = pathToFileURL(require.resolve('plotly.js-dist')).href;
+    fs.writeFileSync(file, `<!doctype html><meta charset="utf-8"><script src="${plotly}"></script><body>${html}</body>`);
+    const v = await visit(pathToFileURL(file).href, 1);
+    assert.deepEqual(v.problems, []);
+    assert.equal(v.charts, 1);
+    assert.equal(await v.page.locator('svg.tfjs-accumulate-static-figure').count(), 0);
+    await v.page.close();
+  });
+});

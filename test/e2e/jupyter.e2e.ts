@@ -1,0 +1,104 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { PLOTLY_MIME } from '../../src/plot';
+
+// Executes every notebook with Debian's real Jupyter: `jupyter nbconvert --execute --to notebook`
+// under /usr/bin/python3, with the tslab kernelspec installed by the project's own script into a
+// temporary prefix (nothing outside the temporary folder is touched). Needs `npm run build` and
+// the Debian packages of scripts/systemDeps.sh. `npm run test:jupyter` runs it.
+const ROOT = path.resolve(__dirname, '..', '..');
+const NOTEBOOKS = path.resolve(process.env.NOTEBOOKS_DIR ?? path.join(ROOT, 'notebooks'));
+const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'notebooks');
+const PYTHON = '/usr/bin/python3';
+/** Seconds a cell may run under nbconvert, as the runner's default. */
+const CELL_TIMEOUT = 300;
+
+let tmp: string;
+let env: NodeJS.ProcessEnv;
+
+function installKernel(): { status: number | null; output: string; kernelJson: { argv: string[]; language: string } } {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts', 'installKernel.ts'), `--prefix=${path.join(tmp, 'prefix')}`], { cwd: ROOT, encoding: 'utf8' });
+  const file = path.join(tmp, 'prefix', 'share', 'jupyter', 'kernels', 'tslab', 'kernel.json');
+  return { status: r.status, output: r.stdout + r.stderr, kernelJson: fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : undefined };
+}
+
+/** Runs nbconvert on one notebook; on failure, `error` is what the failing cell printed. */
+function nbconvert(notebook: string): { status: number | null; outFile: string; error: string; output: string } {
+  const outDir = path.join(tmp, 'out');
+  const r = spawnSync(
+    PYTHON,
+    ['-m', 'nbconvert', '--execute', '--to', 'notebook', `--config=${path.join(ROOT, 'scripts', 'nbconvertConfig.py')}`, `--output-dir=${outDir}`, `--ExecutePreprocessor.timeout=${CELL_TIMEOUT}`, notebook],
+    { cwd: ROOT, env, encoding: 'utf8', timeout: 30 * 60_000 },
+  );
+  const output = `${r.stdout}${r.stderr}`;
+  // scripts/nbconvertConfig.py prints "cell N ('first line') failed:" and the cell's stderr.
+  const error = /^(cell \d+ .* failed:\n[\s\S]*?)(?=^Traceback|$(?![\s\S]))/m.exec(r.stderr)?.[1]?.trim() ?? output.trim().split('\n').slice(-15).join('\n');
+  return { status: r.status, outFile: path.join(outDir, path.basename(notebook)), error, output };
+}
+
+before(() => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'jupyter-e2e-'));
+  env = {
+    ...process.env,
+    // Only the kernelspec installed below, and no state in the user's Jupyter folders.
+    JUPYTER_PATH: path.join(tmp, 'prefix', 'share', 'jupyter'),
+    JUPYTER_DATA_DIR: path.join(tmp, 'data'),
+    JUPYTER_CONFIG_DIR: path.join(tmp, 'config'),
+    JUPYTER_RUNTIME_DIR: path.join(tmp, 'runtime'),
+    PYDEVD_DISABLE_FILE_VALIDATION: '1',
+  };
+});
+after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+describe('the tslab kernelspec', () => {
+  it('is installed by scripts/installKernel.ts, idempotently, and runs this repository’s tslab', () => {
+    const first = installKernel();
+    assert.equal(first.status, 0, first.output);
+    const second = installKernel();
+    assert.equal(second.status, 0, second.output);
+    assert.deepEqual(second.kernelJson, first.kernelJson);
+    assert.deepEqual(first.kernelJson.argv, [process.execPath, path.join(ROOT, 'node_modules', '.bin', 'tslab'), 'kernel', '--config-path', '{connection_file}']);
+    assert.equal(first.kernelJson.language, 'typescript');
+  });
+});
+
+describe('jupyter nbconvert --execute with the tslab kernel', () => {
+  before(() => {
+    // The kernelspec test above may be filtered out; installing again is harmless.
+    assert.equal(installKernel().status, 0);
+  });
+
+  it('runs the passing fixture, and showFigure reaches Jupyter as one bundle of three MIME types', () => {
+    const r = nbconvert(path.join(FIXTURES, 'passing.ipynb'));
+    assert.equal(r.status, 0, r.error);
+    const nb = JSON.parse(fs.readFileSync(r.outFile, 'utf8')) as { cells: { cell_type: string; outputs?: { output_type: string; data?: Record<string, unknown> }[] }[] };
+    const displays = nb.cells.flatMap((c) => c.outputs ?? []).filter((o) => o.output_type === 'display_data');
+    const chart = displays.find((o) => o.data && PLOTLY_MIME in o.data);
+    assert.ok(chart, 'a Plotly output');
+    assert.deepEqual(Object.keys(chart.data!).sort(), [PLOTLY_MIME, 'text/html', 'text/plain'].sort());
+  });
+
+  it('fails on a runtime error and reports the cell with its error text', () => {
+    const r = nbconvert(path.join(FIXTURES, 'runtime-error.ipynb'));
+    assert.notEqual(r.status, 0);
+    assert.match(r.error, /^cell 3 \('\/\/ The runner must name this cell and print the full error\.'\) failed:\n/);
+    assert.match(r.error, /RangeError: microBatchSize 16 is too large for this fixture/);
+  });
+
+  const notebooks = fs.existsSync(NOTEBOOKS) ? fs.readdirSync(NOTEBOOKS).filter((f) => f.endsWith('.ipynb')).sort() : [];
+  if (notebooks.length === 0) {
+    it('finds the notebooks to execute', () => {
+      assert.fail(`no notebooks in ${path.relative(ROOT, NOTEBOOKS) || NOTEBOOKS}/ to execute`);
+    });
+  }
+  for (const name of notebooks) {
+    it(`executes ${path.relative(ROOT, NOTEBOOKS)}/${name}`, () => {
+      const r = nbconvert(path.join(NOTEBOOKS, name));
+      if (r.status !== 0) assert.fail(`${name}: ${r.error}`);
+    });
+  }
+});
