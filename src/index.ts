@@ -35,6 +35,20 @@ export { BatchRenormalization, batchRenormalization } from './norm/batchRenormal
 export type { BatchRenormalizationArgs } from './norm/batchRenormalization';
 export { simpleNet, mlp, cnn, NORMALIZATIONS, ARTICLE_SETUP } from './models';
 export type { SimpleNetArgs, DigitModelArgs, NormalizationKind } from './models';
+export { syntheticMicroBatches, syntheticBatch, splitIntoMicroBatches } from './data/synthetic';
+export type { MicroBatch, SyntheticDataArgs } from './data/synthetic';
+export { loadMnist, mnistMicroBatches } from './data/mnist';
+export type { MnistData, MnistSplit, MnistArgs, MicroBatchIteratorArgs } from './data/mnist';
+export { seededRandom, seededNormal, shuffledIndices } from './data/random';
+export { runNormExperiment, batchStatisticsDeviation, NORM_EXPERIMENT_PRESETS, WU_HE_2018 } from './experiments/normExperiment';
+export type {
+  NormExperimentArgs,
+  NormExperimentProgress,
+  NormExperimentResult,
+  NormRunRecord,
+  NormSummaryRow,
+  StatisticsDeviation,
+} from './experiments/normExperiment';
 export { selectBackend, describeEnvironment, BACKEND_PREFERENCES, BACKEND_ENV_VAR } from './backend';
 export type { BackendPreference, SelectBackendArgs, EnvironmentReport } from './backend';
 export { installFastKernels, uninstallFastKernels, installedFastKernels, FAST_KERNEL_BACKENDS } from './kernels';
