@@ -35,16 +35,22 @@ interface Params {
 /** Writes dx and returns [dmean, dvariance, dscale, doffset] per channel. */
 export function batchNormGradLoops(p: Params, dx: Float32Array): Float32Array[] {
   const { x, dy, mean, variance, scale, epsilon, channels: c } = p;
-  const rows = x.length / c;
+  const n = x.length;
   const sumDy = new Float64Array(c);
   const sumDyXc = new Float64Array(c);
-  for (let r = 0; r < rows; r++) {
-    const base = r * c;
-    for (let k = 0; k < c; k++) {
-      const g = dy[base + k];
-      sumDy[k] += g;
-      sumDyXc[k] += g * (x[base + k] - mean[k]);
+  // Channel by channel with scalar accumulators: V8 keeps them in registers, where adding into
+  // per-channel arrays costs a load and a store per element.
+  for (let k = 0; k < c; k++) {
+    const m = mean[k];
+    let a = 0;
+    let b = 0;
+    for (let i = k; i < n; i += c) {
+      const g = dy[i];
+      a += g;
+      b += g * (x[i] - m);
     }
+    sumDy[k] = a;
+    sumDyXc[k] = b;
   }
   const dmean = new Float32Array(c);
   const dvariance = new Float32Array(c);
@@ -60,9 +66,9 @@ export function batchNormGradLoops(p: Params, dx: Float32Array): Float32Array[] 
     dscale[k] = s * sumDyXc[k];
     doffset[k] = sumDy[k];
   }
-  for (let r = 0; r < rows; r++) {
-    const base = r * c;
-    for (let k = 0; k < c; k++) dx[base + k] = dy[base + k] * factor[k];
+  for (let k = 0; k < c; k++) {
+    const f = factor[k];
+    for (let i = k; i < n; i += c) dx[i] = dy[i] * f;
   }
   return [dmean, dvariance, dscale, doffset];
 }

@@ -6,6 +6,7 @@ import { depthwiseConv2dGradPatches } from './depthwiseConv2dGrad';
 import { identityPatches } from './identity';
 import { leadingAxisReducePatches } from './leadingAxisReduce';
 import { matMulPatches } from './matMul';
+import { reduceGradientPatches } from './reduceGrad';
 import { maxPoolGradPatches } from './maxPoolGrad';
 import {
   GradientPatch,
@@ -58,7 +59,7 @@ export function fastKernelPatches(backendName: FastKernelBackend): KernelPatch[]
 
 /**
  * Registers the replacement kernels for `backendName` (`"wasm"` or `"cpu"`), and the fused
- * BatchNorm gradient that uses them. Idempotent; the stock kernels stay reachable for the cases
+ * BatchNorm, Sum and Mean gradients that use them. Idempotent; the stock kernels stay reachable for the cases
  * a replacement does not cover, and `uninstallFastKernels` restores them.
  */
 export function installFastKernels(backendName: FastKernelBackend): KernelReplacement[] {
@@ -66,13 +67,13 @@ export function installFastKernels(backendName: FastKernelBackend): KernelReplac
     throw new Error(`installFastKernels: backendName must be one of ${FAST_KERNEL_BACKENDS.map((b) => `"${b}"`).join(', ')}; got ${JSON.stringify(backendName)}.`);
   }
   installKernels(fastKernelPatches(backendName));
-  installGradients([batchNormGradientPatch]);
+  installGradients([batchNormGradientPatch, ...reduceGradientPatches]);
   return installedFastKernels(backendName);
 }
 
 /**
  * Restores the stock kernels of one backend, or of every backend when left out, and frees the
- * cached derived weights. The fused BatchNorm gradient is removed once no backend uses it.
+ * cached derived weights. The gradient replacements are removed once no backend uses them.
  */
 export function uninstallFastKernels(backendName?: FastKernelBackend): void {
   uninstallKernels(backendName);

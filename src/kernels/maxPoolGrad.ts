@@ -38,6 +38,10 @@ export function maxPoolGradLoops(x: Float32Array, dy: Float32Array, dx: Float32A
   const top = g.padInfo.top;
   const left = g.padInfo.left;
   dx.fill(0);
+  if (sh >= g.effectiveFilterHeight && sw >= g.effectiveFilterWidth && dh === 1 && dw === 1) {
+    disjointWindows(x, dy, dx, g);
+    return;
+  }
   const best = new Float32Array(c);
   const where = new Int32Array(c);
   for (let n = 0; n < batchSize; n++) {
@@ -67,6 +71,70 @@ export function maxPoolGradLoops(x: Float32Array, dy: Float32Array, dx: Float32A
         }
         const dyBase = ((n * outHeight + oh) * outWidth + ow) * c;
         for (let k = 0; k < c; k++) if (where[k] >= 0) dx[where[k]] += dy[dyBase + k];
+      }
+    }
+  }
+}
+
+/**
+ * The common case (2x2 windows with stride 2): windows do not overlap, so every input gets at
+ * most one gradient and the maximum can live in scalars, channel by channel.
+ */
+function disjointWindows(x: Float32Array, dy: Float32Array, dx: Float32Array, g: PoolGeometry): void {
+  const { batchSize, inHeight, inWidth, inChannels: c, outHeight, outWidth } = g;
+  for (let n = 0; n < batchSize; n++) {
+    for (let oh = 0; oh < outHeight; oh++) {
+      const r0 = Math.max(0, oh * g.strideHeight - g.padInfo.top);
+      const r1 = Math.min(inHeight, oh * g.strideHeight - g.padInfo.top + g.effectiveFilterHeight);
+      for (let ow = 0; ow < outWidth; ow++) {
+        const c0 = Math.max(0, ow * g.strideWidth - g.padInfo.left);
+        const c1 = Math.min(inWidth, ow * g.strideWidth - g.padInfo.left + g.effectiveFilterWidth);
+        const dyBase = ((n * outHeight + oh) * outWidth + ow) * c;
+        if (r1 - r0 === 2 && c1 - c0 === 2) {
+          // A full 2x2 window: four fixed offsets, compared in row-major order.
+          const i0 = ((n * inHeight + r0) * inWidth + c0) * c;
+          const i1 = i0 + c;
+          const i2 = i0 + inWidth * c;
+          const i3 = i2 + c;
+          for (let k = 0; k < c; k++) {
+            let best = -Infinity;
+            let where = -1;
+            let v = x[i0 + k];
+            if (v > best) {
+              best = v;
+              where = i0 + k;
+            }
+            v = x[i1 + k];
+            if (v > best) {
+              best = v;
+              where = i1 + k;
+            }
+            v = x[i2 + k];
+            if (v > best) {
+              best = v;
+              where = i2 + k;
+            }
+            v = x[i3 + k];
+            if (v > best) where = i3 + k;
+            if (where >= 0) dx[where] = dy[dyBase + k];
+          }
+          continue;
+        }
+        for (let k = 0; k < c; k++) {
+          let best = -Infinity;
+          let where = -1;
+          for (let r = r0; r < r1; r++) {
+            for (let col = c0; col < c1; col++) {
+              const i = ((n * inHeight + r) * inWidth + col) * c + k;
+              const v = x[i];
+              if (v > best) {
+                best = v;
+                where = i;
+              }
+            }
+          }
+          if (where >= 0) dx[where] = dy[dyBase + k];
+        }
       }
     }
   }
