@@ -154,12 +154,16 @@ export class BatchRenormalization extends tf.layers.Layer {
       const { rMax, dMax } = this.bounds(this.step!.read());
       const r = stopGradient(tf.minimum(tf.maximum(tf.div(sigmaB, sigma), tf.reciprocal(rMax)), rMax));
       const d = stopGradient(tf.minimum(tf.maximum(tf.div(tf.sub(mean, movingMean), sigma), tf.neg(dMax)), dMax));
-      // (x - mu_B) / sigma_B * r + d, folded into one multiplier and one offset per channel.
-      const multiplier = tf.div(r, sigmaB);
-      const offset = tf.sub(d, tf.mul(mean, multiplier));
-      let y = tf.add(tf.mul(x, tf.reshape(multiplier, shape)), tf.reshape(offset, shape));
-      if (gamma) y = tf.mul(y, gamma);
-      if (beta) y = tf.add(y, beta);
+      // gamma * ((x - mu_B) / sigma_B * r + d) + beta, folded into one multiplier and one offset
+      // per channel, so the full-size activation sees one product and one sum.
+      let multiplier = tf.reshape(tf.div(r, sigmaB), shape);
+      let offset = tf.reshape(tf.sub(d, tf.mul(mean, tf.div(r, sigmaB))), shape);
+      if (gamma) {
+        multiplier = tf.mul(multiplier, gamma);
+        offset = tf.mul(offset, gamma);
+      }
+      if (beta) offset = tf.add(offset, beta);
+      const y = tf.add(tf.mul(x, multiplier), offset);
 
       this.movingMean!.write(movingAverageUpdate(movingMean, mean, this.momentum));
       this.movingVariance!.write(movingAverageUpdate(movingVariance, variance, this.momentum));

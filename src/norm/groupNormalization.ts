@@ -49,13 +49,26 @@ export function groupNorm(
     const shape = xt.shape;
     const batch = shape[0];
     const spatial = xt.size / (batch * channels);
-    // [batch, spatial, groups, channelsPerGroup]: a group's statistics are over axes 1 and 3.
-    const grouped = tf.reshape(xt, [batch, spatial, groups, channels / groups]);
-    const { mean, variance } = tf.moments(grouped, [1, 3], true);
-    const normalized = tf.mul(tf.sub(grouped, mean), tf.rsqrt(tf.add(variance, epsilon)));
-    let y = tf.reshape(normalized, shape);
-    if (gamma !== null) y = tf.mul(y, gamma);
-    if (beta !== null) y = tf.add(y, beta);
+    const perGroup = channels / groups;
+    const count = spatial * perGroup;
+    // Statistics in two reductions: over positions (axis 1 of [batch, positions, channels],
+    // which stays channels-last and needs no transpose), then over each group's channels.
+    // Written this way rather than as tf.moments over axes [1, 3] of [batch, positions,
+    // groups, channelsPerGroup], which transposes the whole activation forward and backward.
+    const flat = tf.reshape(xt, [batch, spatial, channels]);
+    const perChannel = (t: tf.Tensor) => tf.sum(t, 1); // [batch, channels]
+    const groupMean = (t: tf.Tensor) =>
+      // [batch, channels] -> group sums [batch, groups, 1] -> repeated per channel -> [batch, 1, channels]
+      tf.reshape(tf.tile(tf.div(tf.sum(tf.reshape(t, [batch, groups, perGroup]), 2, true), count), [1, 1, perGroup]), [batch, 1, channels]);
+    const mean = groupMean(perChannel(flat));
+    const centered = tf.sub(flat, mean);
+    const variance = groupMean(perChannel(tf.square(centered)));
+    // gamma is folded into the small [batch, 1, channels] multiplier: one full-size product, not two.
+    let multiplier = tf.rsqrt(tf.add(variance, epsilon));
+    if (gamma !== null) multiplier = tf.mul(multiplier, gamma);
+    let normalized = tf.mul(centered, multiplier);
+    if (beta !== null) normalized = tf.add(normalized, beta);
+    const y = tf.reshape(normalized, shape);
     if (perm === null) return y;
     const inverse = new Array<number>(perm.length);
     perm.forEach((p, i) => (inverse[p] = i));
