@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { CpuBackend, cpuValues } from './conv2dBackpropFilter';
 import { GradientPatch, KernelArgs, KernelFn, KernelPatch } from './registry';
+import { BLOCK_ROWS } from './leadingAxisReduce';
 import { heapF32, sizeOf, WasmBackend } from './wasmHeap';
 
 /**
@@ -38,19 +39,23 @@ export function batchNormGradLoops(p: Params, dx: Float32Array): Float32Array[] 
   const n = x.length;
   const sumDy = new Float64Array(c);
   const sumDyXc = new Float64Array(c);
-  // Channel by channel with scalar accumulators: V8 keeps them in registers, where adding into
-  // per-channel arrays costs a load and a store per element.
-  for (let k = 0; k < c; k++) {
-    const m = mean[k];
-    let a = 0;
-    let b = 0;
-    for (let i = k; i < n; i += c) {
-      const g = dy[i];
-      a += g;
-      b += g * (x[i] - m);
+  // Channel by channel with scalar accumulators (kept in registers), inside blocks of rows that
+  // stay in cache while each channel is walked.
+  const block = BLOCK_ROWS * c;
+  for (let start = 0; start < n; start += block) {
+    const end = Math.min(n, start + block);
+    for (let k = 0; k < c; k++) {
+      const m = mean[k];
+      let a = 0;
+      let b = 0;
+      for (let i = start + k; i < end; i += c) {
+        const g = dy[i];
+        a += g;
+        b += g * (x[i] - m);
+      }
+      sumDy[k] += a;
+      sumDyXc[k] += b;
     }
-    sumDy[k] = a;
-    sumDyXc[k] = b;
   }
   const dmean = new Float32Array(c);
   const dvariance = new Float32Array(c);
@@ -66,9 +71,8 @@ export function batchNormGradLoops(p: Params, dx: Float32Array): Float32Array[] 
     dscale[k] = s * sumDyXc[k];
     doffset[k] = sumDy[k];
   }
-  for (let k = 0; k < c; k++) {
-    const f = factor[k];
-    for (let i = k; i < n; i += c) dx[i] = dy[i] * f;
+  for (let base = 0; base < n; base += c) {
+    for (let k = 0; k < c; k++) dx[base + k] = dy[base + k] * factor[k];
   }
   return [dmean, dvariance, dscale, doffset];
 }

@@ -22,28 +22,35 @@ function leadingAxes(shape: number[], axis: number | number[]): number {
   return sorted.every((a, i) => a === i) ? sorted.length : -1;
 }
 
+/** Rows per block of the column loops: a block stays in cache while each column is walked. */
+export const BLOCK_ROWS = 256;
+
 /**
- * Column sums of a row-major `rows x cols` matrix, in float64. Column by column with four
- * partial sums: ~2x faster in V8 than adding whole rows into an accumulator array.
+ * Column sums of a row-major `rows x cols` matrix, in float64. Column by column inside blocks
+ * of rows, with four partial sums: V8 keeps scalar accumulators in registers, where adding whole
+ * rows into an accumulator array costs a load and a store per element; the blocks keep the
+ * strided walk inside the cache for large activations.
  */
 export function columnSums(x: Float32Array, rows: number, cols: number): Float64Array {
   const acc = new Float64Array(cols);
-  const n = rows * cols;
-  const step = 4 * cols;
-  for (let c = 0; c < cols; c++) {
-    let s0 = 0;
-    let s1 = 0;
-    let s2 = 0;
-    let s3 = 0;
-    let i = c;
-    for (; i + 3 * cols < n; i += step) {
-      s0 += x[i];
-      s1 += x[i + cols];
-      s2 += x[i + 2 * cols];
-      s3 += x[i + 3 * cols];
+  for (let r0 = 0; r0 < rows; r0 += BLOCK_ROWS) {
+    const start = r0 * cols;
+    const end = Math.min(rows, r0 + BLOCK_ROWS) * cols;
+    for (let c = 0; c < cols; c++) {
+      let s0 = 0;
+      let s1 = 0;
+      let s2 = 0;
+      let s3 = 0;
+      let i = start + c;
+      for (; i + 3 * cols < end; i += 4 * cols) {
+        s0 += x[i];
+        s1 += x[i + cols];
+        s2 += x[i + 2 * cols];
+        s3 += x[i + 3 * cols];
+      }
+      for (; i < end; i += cols) s0 += x[i];
+      acc[c] += s0 + s1 + (s2 + s3);
     }
-    for (; i < n; i += cols) s0 += x[i];
-    acc[c] = s0 + s1 + (s2 + s3);
   }
   return acc;
 }
