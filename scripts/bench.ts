@@ -22,6 +22,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { BackendPreference, describeEnvironment, selectBackend } from '../src/backend';
 import { GradientAccumulator } from '../src/gradientAccumulator';
@@ -247,6 +248,7 @@ const mb = (bytes: number): string => (bytes / 2 ** 20).toFixed(2);
 
 async function main(): Promise<void> {
   const started = Date.now();
+  const loadBefore = loadavg()[0];
   const torch = runTorch();
   const torchSteps = (torch.steps ?? []) as { model: string; batch: number; msPerStep: number }[];
   const torchWindows = (torch.windows ?? []) as { model: string; ratio: number; windowMs: number; stepMs: number }[];
@@ -269,7 +271,10 @@ async function main(): Promise<void> {
   }
 
   const lines: string[] = [];
+  const loadAfter = loadavg()[0];
   lines.push(`PyTorch peer: ${torch.available ? `torch ${torch.torch}, ${torch.threads} thread(s)` : `skipped (${torch.reason})`}`);
+  // Other processes share the cores: the 1-minute load average says how much.
+  lines.push(`Load average (1 min) on ${cpuCount()} CPUs: ${loadBefore.toFixed(2)} at start, ${loadAfter.toFixed(2)} at end.`);
   lines.push('');
   lines.push('| model | batch | backend | ms / step | GFLOP/s | x PyTorch |');
   lines.push('|---|---|---|---|---|---|');
@@ -295,10 +300,14 @@ async function main(): Promise<void> {
   lines.push(theoryNote);
   console.log(lines.join('\n'));
 
-  const result = { date: new Date().toISOString(), quick, config: CONFIG, seconds: (Date.now() - started) / 1000, environments, torch, steps, windows, theoryNote };
+  const result = { date: new Date().toISOString(), quick, config: CONFIG, seconds: (Date.now() - started) / 1000, loadAverage: { start: loadBefore, end: loadAfter }, environments, torch, steps, windows, theoryNote };
   mkdirSync(dirname(CONFIG.out), { recursive: true });
   writeFileSync(CONFIG.out, JSON.stringify(result, null, 2));
   console.error(`bench: wrote ${CONFIG.out} in ${result.seconds.toFixed(0)} s`);
+}
+
+function cpuCount(): number {
+  return cpus().length;
 }
 
 /** Forward FLOPs per sample of a model by name (built on the current backend, then disposed). */

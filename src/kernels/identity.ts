@@ -20,7 +20,21 @@ function identityWasm(stock: KernelFn | undefined): KernelFn {
   };
 }
 
+/**
+ * `Cast` to the dtype a tensor already has is an identity too. tfjs's `moments` casts every
+ * BatchNorm input to float32, and the stock wasm kernel copies the activation to do it.
+ */
+function castWasm(stock: KernelFn | undefined): KernelFn {
+  const identity = identityWasm(stock);
+  return (args: KernelArgs) => {
+    const { x } = args.inputs as { x: tf.TensorInfo };
+    const { dtype } = args.attrs as unknown as tf.CastAttrs;
+    return dtype === x.dtype && dtype !== 'string' ? identity(args) : (stock as KernelFn)(args);
+  };
+}
+
 /** The patches of this file. */
 export const identityPatches: KernelPatch[] = [
   { kernelName: 'Identity', backendName: 'wasm', description: 'shares the data (reference counted) instead of copying it', build: identityWasm },
+  { kernelName: 'Cast', backendName: 'wasm', description: 'a cast to the same dtype shares the data instead of copying it', build: castWasm },
 ];

@@ -35,3 +35,18 @@ test('Identity leaks no tensor and no backend buffer', async () => {
   });
   x.dispose();
 });
+
+test('a cast to the same dtype shares the data on wasm; other casts convert', async () => {
+  await useBackend('wasm', true);
+  const before = memoryCounts();
+  const x = tf.tensor1d([1.5, -2.5]);
+  const same = tf.cast(x, 'float32');
+  assert.equal(memoryCounts().buffers, before.buffers + 1, 'no copy');
+  const ints = tf.cast(x, 'int32');
+  assert.equal(ints.dtype, 'int32');
+  assert.deepEqual(await ints.data(), new Int32Array([1, -2]));
+  x.dispose();
+  assert.deepEqual(await same.data(), new Float32Array([1.5, -2.5]));
+  tf.dispose([same, ints]);
+  assert.deepEqual(memoryCounts(), before);
+});
