@@ -98,6 +98,15 @@ function createMarkdown(): MarkdownIt {
       (state.env.headings ??= []).push({ level: Number(token.tag.slice(1)), id, text: title });
     });
   });
+  // A link to another notebook (`02-model.ipynb#the-setup`) points to its page on the site.
+  md.core.ruler.push('notebook_links', (state) => {
+    for (const block of state.tokens) {
+      for (const token of block.children ?? []) {
+        const href = token.type === 'link_open' ? token.attrGet('href') : null;
+        if (href && /^[^:/?#]+\.ipynb(#.*)?$/.test(href)) token.attrSet('href', href.replace(/\.ipynb(?=#|$)/, '.html'));
+      }
+    }
+  });
   return md;
 }
 
@@ -334,7 +343,7 @@ export function exportSite(args: ExportSiteArgs = {}): SiteReport {
     `<h1>${escapeHtml(DEFAULTS.siteTitle)}</h1>\n` +
       '<p>Gradient accumulation and small-batch normalization for TensorFlow.js, taught by executable TypeScript notebooks. ' +
       'Every page below was produced by running its notebook; the charts are interactive.</p>\n' +
-      `<h2 id="contents">Contents</h2>\n<ol class="toc">\n${toc}\n</ol>`,
+      `<h2 id="contents">Contents</h2>\n<ul class="toc">\n${toc}\n</ul>`,
     { header: home, footer: `<span>${pages.length} notebooks, executed in ${(total / 1000).toFixed(1)} s.</span>`, plotly: false },
   );
   fs.writeFileSync(path.join(outDir, 'index.html'), index);

@@ -443,7 +443,7 @@ export async function runNotebook(file: string, args: RunNotebooksArgs = {}): Pr
           'shell.execute_reply': new Date(startedAt.getTime() + run.durationMs).toISOString(),
         },
       };
-      log(`  [${report.executedCells}/${report.codeCells}] cell ${index + 1}  ${seconds(run.durationMs).padStart(7)}  ${run.status === 'ok' ? '' : run.status.toUpperCase() + '  '}${timing.firstLine}`);
+      log(`  [${report.executedCells}/${report.codeCells}] cell ${String(index + 1).padEnd(3)} ${seconds(run.durationMs).padStart(7)}  ${run.status === 'ok' ? '' : run.status.toUpperCase() + '  '}${timing.firstLine}`);
       if (run.status === 'ok') continue;
 
       let text: string;
@@ -584,7 +584,8 @@ async function main(): Promise<void> {
   const inputs = args.inputs ?? DEFAULTS.inputs;
   const files = collectNotebooks(inputs);
   if (files.length === 0) {
-    console.error(`No notebooks to run: ${inputs.map((i) => path.relative(process.cwd(), i) || '.').join(', ')} contains no .ipynb files.`);
+    const where = inputs.map((i) => `${path.relative(process.cwd(), i) || '.'}${fs.existsSync(i) && fs.statSync(i).isDirectory() ? '/' : ''}`);
+    console.error(`No notebooks to run: ${where.join(', ')} holds no .ipynb files.`);
     process.exit(1);
   }
   const timeout = args.cellTimeoutSeconds ?? DEFAULTS.cellTimeoutSeconds;

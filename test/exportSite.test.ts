@@ -53,7 +53,7 @@ before(() => {
           { output_type: 'display_data', data: { 'image/svg+xml': `<svg xmlns="http://www.w3.org/2000/svg">${SCRIPT}</svg>` }, metadata: {} },
           { output_type: 'display_data', ...figureBundle(figure) },
         ], 2),
-        md('## Second section'),
+        md('## Second section\nSee [the next notebook](02-second.ipynb#top) and [elsewhere](https://example.org/a.ipynb).'),
       ]),
     ),
   );
@@ -94,6 +94,10 @@ describe('exportSite', () => {
     assert.match(index, /Second notebook<\/a> <span class="badge">failed<\/span>/);
   });
 
+  it('turns links to other notebooks into links to their pages', () => {
+    assert.match(first, /<a href="02-second.html#top">the next notebook<\/a> and <a href="https:\/\/example.org\/a.ipynb">elsewhere<\/a>/);
+  });
+
   it('links each page to the previous and next one', () => {
     assert.match(first, /<span class="disabled">← previous<\/span><a href="index.html">Contents<\/a><a rel="next" href="02-second.html">Second notebook →<\/a>/);
     assert.match(second, /<a rel="prev" href="01-first.html">← First notebook<\/a><a href="index.html">Contents<\/a><span class="disabled">next →<\/span>/);
@@ -131,8 +135,9 @@ describe('exportSite', () => {
   it('is self-contained: every stylesheet, script and font it references is in the site', () => {
     const site = path.join(tmp, 'site');
     for (const page of [first, second, index]) {
+      assert.doesNotMatch(page, /(?:src|<link[^>]*href)="(?:https?:)?\/\//, 'no asset from the network');
       for (const [, ref] of page.matchAll(/(?:src|href)="([^"#]+)"/g)) {
-        if (ref.startsWith('data:')) continue;
+        if (/^(data|https?):/.test(ref)) continue; // inlined, or a link the reader may follow
         assert.ok(fs.existsSync(path.join(site, ref)), `${ref} is missing`);
       }
     }

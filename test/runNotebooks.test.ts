@@ -157,7 +157,7 @@ describe('the runner command on bad input', () => {
     fs.mkdirSync(empty);
     const r = cli(empty);
     assert.equal(r.status, 1);
-    assert.match(r.stderr, /No notebooks to run: .*empty contains no \.ipynb files\./);
+    assert.match(r.stderr, /No notebooks to run: .*empty\/ holds no \.ipynb files\./);
   });
 
   it('with --check-clean, refuses a source notebook committed with outputs', () => {

@@ -105,6 +105,7 @@ describe('the exported site in Chromium', () => {
 
   for (const protocol of ['file', 'http'] as const) {
     it(`loads every page over ${protocol}:// without errors and draws one chart per Plotly output`, async () => {
+      assert.ok(pages.length > 1, `no pages in ${path.relative(ROOT, SITE)}`);
       const base = protocol === 'file' ? pathToFileURL(SITE + path.sep).href : await serve(SITE);
       for (const name of pages) {
         const notebook = path.join(EXECUTED, name.replace(/\.html$/, '.ipynb'));
