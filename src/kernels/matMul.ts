@@ -1,4 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
+import { CpuBackend, cpuValues } from './conv2dBackpropFilter';
+import { gemm, transposeInto } from './gemm';
 import { KernelArgs, KernelFn, KernelPatch } from './registry';
 import { disposeAll, runStock, sizeOf, WasmBackend } from './wasmHeap';
 import { derivedWeight } from './weightCache';
@@ -38,6 +40,34 @@ function batchMatMulWasm(stock: KernelFn | undefined): KernelFn {
   };
 }
 
+/**
+ * `_FusedMatMul` (a product with bias and activation) with a transposed operand on wasm: the
+ * same explicit transpose, then the stock kernel's XNNPACK path.
+ *
+ * Note: besides being slow, the stock scalar path reads a 1-D bias at the flat output index
+ * (clamped to the bias length) instead of the column, so in tfjs-backend-wasm 4.22 a transposed
+ * fused product with a bias is wrong from its second row on. Single matrices avoid that path
+ * here; batched transposed products with a bias still reach it.
+ */
+function fusedMatMulWasm(stock: KernelFn | undefined): KernelFn {
+  return (args: KernelArgs) => {
+    const backend = args.backend as WasmBackend;
+    const { a, b } = args.inputs as { a: tf.TensorInfo; b: tf.TensorInfo };
+    const attrs = args.attrs as tf.NamedAttrMap;
+    const transposeA = attrs.transposeA as boolean;
+    const transposeB = attrs.transposeB as boolean;
+    const single = sizeOf(a.shape.slice(0, -2)) === 1 && sizeOf(b.shape.slice(0, -2)) === 1;
+    if ((!transposeA && !transposeB) || !single || a.dtype !== 'float32' || b.dtype !== 'float32') return (stock as KernelFn)(args);
+    const a2 = transposeA ? transpose2d(backend, a) : null;
+    const b2 = transposeB ? derivedWeight(backend, b, 'matMul.transposeB', () => transpose2d(backend, b)) : null;
+    try {
+      return (stock as KernelFn)({ ...args, inputs: { ...args.inputs, a: a2 ?? a, b: b2 ? b2.info : b }, attrs: { ...attrs, transposeA: false, transposeB: false } });
+    } finally {
+      disposeAll(backend, a2, b2?.owned ? b2.info : null);
+    }
+  };
+}
+
 /** Transposes the last two axes of a single (batch 1) matrix, keeping its leading unit dims. */
 function transpose2d(backend: WasmBackend, x: tf.TensorInfo): tf.TensorInfo {
   const rank = x.shape.length;
@@ -49,8 +79,119 @@ function transpose2d(backend: WasmBackend, x: tf.TensorInfo): tf.TensorInfo {
   return t;
 }
 
-/** The wasm patches of this file. */
+/**
+ * The cpu product: every batch through {@link gemm}, with operands transposed into the layout it
+ * reads (A by rows, B by columns) first; a weight shared by the whole batch is packed once.
+ */
+function batchMatMulCpu(stock: KernelFn | undefined): KernelFn {
+  return (args: KernelArgs) => {
+    const { a, b } = args.inputs as { a: tf.TensorInfo; b: tf.TensorInfo };
+    const { transposeA, transposeB } = args.attrs as unknown as tf.BatchMatMulAttrs;
+    const product = cpuProduct(args.backend as CpuBackend, a, b, transposeA, transposeB);
+    return product ?? (stock as KernelFn)(args);
+  };
+}
+
+/** `a · b` on the cpu backend, or null for the cases left to the stock kernel. */
+function cpuProduct(backend: CpuBackend, a: tf.TensorInfo, b: tf.TensorInfo, transposeA: boolean, transposeB: boolean): tf.TensorInfo | null {
+  if (a.dtype !== 'float32' || b.dtype !== 'float32' || a.shape.length < 2 || b.shape.length < 2) return null;
+  const ra = a.shape.length;
+  const rb = b.shape.length;
+  const m = transposeA ? a.shape[ra - 1] : a.shape[ra - 2];
+  const k = transposeA ? a.shape[ra - 2] : a.shape[ra - 1];
+  const n = transposeB ? b.shape[rb - 2] : b.shape[rb - 1];
+  const kb = transposeB ? b.shape[rb - 1] : b.shape[rb - 2];
+  const batchA = sizeOf(a.shape.slice(0, -2));
+  const batchB = sizeOf(b.shape.slice(0, -2));
+  // Shape errors and unusual broadcasts: the stock kernel's checks and messages.
+  if (k !== kb || (batchA !== batchB && batchA !== 1 && batchB !== 1)) return null;
+  const outer = tf.backend_util.assertAndGetBroadcastShape(a.shape.slice(0, -2), b.shape.slice(0, -2));
+  const batch = Math.max(batchA, batchB);
+  const av = cpuValues(backend, a);
+  const bv = cpuValues(backend, b);
+  const out = new Float32Array(batch * m * n);
+  const aRows = transposeA ? new Float32Array(m * k) : null;
+  const bCols = transposeB ? null : new Float32Array(n * k);
+  for (let i = 0; i < batch; i++) {
+    const ia = batchA === 1 ? 0 : i;
+    const ib = batchB === 1 ? 0 : i;
+    if (aRows && (i === 0 || batchA > 1)) transposeInto(av, ia * m * k, k, m, aRows);
+    if (bCols && (i === 0 || batchB > 1)) transposeInto(bv, ib * k * n, k, n, bCols);
+    gemm(aRows ?? av, aRows ? 0 : ia * m * k, bCols ?? bv, bCols ? 0 : ib * k * n, out, i * m * n, m, k, n);
+  }
+  return backend.makeTensorInfo([...outer, m, n], 'float32', out);
+}
+
+/** The stock activations of a fused matMul, as the cpu kernels that compute them. */
+function activate(backend: CpuBackend, x: tf.TensorInfo, attrs: tf.NamedAttrMap, alphaWeights: tf.TensorInfo | undefined): tf.TensorInfo | null {
+  const run = (name: string, inputs: tf.NamedTensorInfoMap, kernelAttrs: tf.NamedAttrMap = {}) =>
+    (tf.getKernel(name, 'cpu') as tf.KernelConfig).kernelFunc({ inputs, backend: backend as unknown as tf.KernelBackend, attrs: kernelAttrs }) as tf.TensorInfo;
+  switch (attrs.activation ?? 'linear') {
+    case 'linear':
+      return x;
+    case 'relu':
+      return run('Relu', { x });
+    case 'relu6':
+      return run('Relu6', { x });
+    case 'elu':
+      return run('Elu', { x });
+    case 'sigmoid':
+      return run('Sigmoid', { x });
+    case 'leakyrelu':
+      return run('LeakyRelu', { x }, { alpha: attrs.leakyreluAlpha as number });
+    case 'prelu':
+      return alphaWeights ? run('Prelu', { x, alpha: alphaWeights }) : null;
+    default:
+      return null;
+  }
+}
+
+/** `_FusedMatMul` (dense layers with a bias and an activation) on the same cpu product. */
+function fusedMatMulCpu(stock: KernelFn | undefined): KernelFn {
+  return (args: KernelArgs) => {
+    const backend = args.backend as CpuBackend & { disposeData(dataId: object): void };
+    const { a, b, bias, preluActivationWeights } = args.inputs as Record<string, tf.TensorInfo | undefined>;
+    const attrs = args.attrs as tf.NamedAttrMap;
+    const known = ['linear', 'relu', 'relu6', 'elu', 'sigmoid', 'leakyrelu', 'prelu'];
+    if (!known.includes((attrs.activation as string) ?? 'linear')) return (stock as KernelFn)(args);
+    const product = cpuProduct(backend, a as tf.TensorInfo, b as tf.TensorInfo, attrs.transposeA as boolean, attrs.transposeB as boolean);
+    if (!product) return (stock as KernelFn)(args);
+    let current = product;
+    if (bias) {
+      const add = (tf.getKernel('Add', 'cpu') as tf.KernelConfig).kernelFunc;
+      current = add({ inputs: { a: product, b: bias }, backend: backend as unknown as tf.KernelBackend, attrs: {} }) as tf.TensorInfo;
+      backend.disposeData(product.dataId);
+    }
+    const activated = activate(backend, current, attrs, preluActivationWeights);
+    if (activated === null) {
+      backend.disposeData(current.dataId);
+      return (stock as KernelFn)(args);
+    }
+    if (activated !== current) backend.disposeData(current.dataId);
+    return activated;
+  };
+}
+
+/** The patches of this file. */
 export const matMulPatches: KernelPatch[] = [
+  {
+    kernelName: '_FusedMatMul',
+    backendName: 'wasm',
+    description: 'transposed fused products through an explicit transpose and XNNPACK (the stock scalar path also misplaces the bias)',
+    build: fusedMatMulWasm,
+  },
+  {
+    kernelName: 'BatchMatMul',
+    backendName: 'cpu',
+    description: '4x4 register-blocked JS product on packed operands (~5x the stock loop)',
+    build: batchMatMulCpu,
+  },
+  {
+    kernelName: '_FusedMatMul',
+    backendName: 'cpu',
+    description: 'the same product, then the stock bias add and activation',
+    build: fusedMatMulCpu,
+  },
   {
     kernelName: 'BatchMatMul',
     backendName: 'wasm',

@@ -47,6 +47,25 @@ test('BatchMatMul gradients of a dense layer match stock cpu', async () => {
   });
 });
 
+test('fused matMul (dense layers) matches stock cpu for every activation, with and without bias', async () => {
+  const activations = ['linear', 'relu', 'relu6', 'elu', 'sigmoid', 'leakyrelu', 'prelu'] as const;
+  for (const activation of activations) {
+    for (const withBias of [true, false]) {
+      await expectParity(`fused matMul ${activation} bias=${withBias}`, () =>
+        tf.fused.matMul({
+          a: randomTensor([9, 7], 1),
+          b: randomTensor([5, 7], 2),
+          transposeB: true,
+          bias: withBias ? randomTensor([5], 3) : undefined,
+          activation,
+          preluActivationWeights: activation === 'prelu' ? randomTensor([5], 4) : undefined,
+          leakyreluAlpha: 0.3,
+        }),
+      );
+    }
+  }
+});
+
 test('a transposed Variable weight is cached on wasm and freed with the weight', async () => {
   await useBackend('wasm', true);
   const init = randomTensor([8, 6], 1);
