@@ -1,4 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
+import { gemm, transposeInto } from './gemm';
+import { im2col } from './im2col';
 import { KernelArgs, KernelFn, KernelPatch } from './registry';
 import { disposeAll, heapF32, runStock, WasmBackend } from './wasmHeap';
 
@@ -16,8 +18,8 @@ import { disposeAll, heapF32, runStock, WasmBackend } from './wasmHeap';
  *   convolution with stride 1 and dilation `s` gives `[ci, kh, kw, co]`, so XNNPACK's convolution
  *   does the work. Padding is passed explicitly; rows the forward pass never read (a valid
  *   padding that drops the last row) are computed and cropped.
- * - cpu: the same sum as plain loops over the typed arrays, accumulated in float64 like the
- *   stock kernel.
+ * - cpu: `dW = patches^T · dy` (im2col) in the register-blocked JS product, accumulated in
+ *   float64 like the stock kernel.
  */
 
 /** The geometry both implementations need, from tfjs's own conv bookkeeping. */
@@ -154,55 +156,21 @@ function conv2dBackpropFilterCpu(stock: KernelFn | undefined): KernelFn {
     const attrs = args.attrs as unknown as tf.Conv2DBackpropFilterAttrs;
     if (!supported(x, dy, attrs)) return (stock as KernelFn)(args);
     const g = geometry(x, dy, attrs);
-    const dW = conv2dBackpropFilterLoops(cpuValues(backend, x), cpuValues(backend, dy), g);
-    return backend.makeTensorInfo([g.filterHeight, g.filterWidth, g.inChannels, g.outChannels], 'float32', dW);
+    const rows = g.batchSize * g.outHeight * g.outWidth;
+    const depth = g.filterHeight * g.filterWidth * g.inChannels;
+    const co = g.outChannels;
+    // dW (depth x co) = patches^T · dy: both operands transposed into the rows gemm reads, so
+    // each filter element is one float64 dot product over all output pixels, like the stock sum.
+    const patches = new Float32Array(rows * depth);
+    im2col(cpuValues(backend, x), { ...g, dilationHeight: 1, dilationWidth: 1 }, patches);
+    const patchesT = new Float32Array(rows * depth);
+    transposeInto(patches, 0, rows, depth, patchesT);
+    const dyT = new Float32Array(rows * co);
+    transposeInto(cpuValues(backend, dy), 0, rows, co, dyT);
+    const dW = new Float32Array(depth * co);
+    gemm(patchesT, 0, dyT, 0, dW, 0, depth, rows, co);
+    return backend.makeTensorInfo([g.filterHeight, g.filterWidth, g.inChannels, co], 'float32', dW);
   };
-}
-
-/**
- * The filter gradient as loops over NHWC arrays. The innermost loop runs over output channels
- * (contiguous in both `dy` and `dW`), and each dW element accumulates over (n, oh, ow) in the
- * same order as the stock kernel, in float64.
- */
-export function conv2dBackpropFilterLoops(
-  x: Float32Array,
-  dy: Float32Array,
-  g: {
-    batchSize: number; inHeight: number; inWidth: number; inChannels: number; outHeight: number; outWidth: number;
-    outChannels: number; filterHeight: number; filterWidth: number; strideHeight: number; strideWidth: number;
-    dilationHeight?: number; dilationWidth?: number; padInfo: { top: number; left: number };
-  },
-): Float32Array {
-  const { batchSize, inHeight, inWidth, inChannels: ci, outHeight, outWidth, outChannels: co } = g;
-  const { filterHeight: kh, filterWidth: kw, strideHeight: sh, strideWidth: sw } = g;
-  const dh = g.dilationHeight ?? 1;
-  const dw = g.dilationWidth ?? 1;
-  const top = g.padInfo.top;
-  const left = g.padInfo.left;
-  const acc = new Float64Array(kh * kw * ci * co);
-  for (let n = 0; n < batchSize; n++) {
-    for (let oh = 0; oh < outHeight; oh++) {
-      for (let ow = 0; ow < outWidth; ow++) {
-        const dyBase = ((n * outHeight + oh) * outWidth + ow) * co;
-        for (let a = 0; a < kh; a++) {
-          const ih = oh * sh - top + a * dh;
-          if (ih < 0 || ih >= inHeight) continue;
-          for (let b = 0; b < kw; b++) {
-            const iw = ow * sw - left + b * dw;
-            if (iw < 0 || iw >= inWidth) continue;
-            const xBase = ((n * inHeight + ih) * inWidth + iw) * ci;
-            const wBase = (a * kw + b) * ci * co;
-            for (let c = 0; c < ci; c++) {
-              const xv = x[xBase + c];
-              const w0 = wBase + c * co;
-              for (let o = 0; o < co; o++) acc[w0 + o] += xv * dy[dyBase + o];
-            }
-          }
-        }
-      }
-    }
-  }
-  return Float32Array.from(acc);
 }
 
 /** The patches of this file. */
@@ -216,7 +184,7 @@ export const conv2dBackpropFilterPatches: KernelPatch[] = [
   {
     kernelName: 'Conv2DBackpropFilter',
     backendName: 'cpu',
-    description: 'typed-array loops instead of TensorBuffer.get per element',
+    description: 'im2col + register-blocked JS product instead of TensorBuffer.get per element',
     build: conv2dBackpropFilterCpu,
   },
 ];

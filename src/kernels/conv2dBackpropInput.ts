@@ -1,6 +1,9 @@
 import * as tf from '@tensorflow/tfjs';
 import { KernelArgs, KernelFn, KernelPatch } from './registry';
-import { disposeAll, heapF32, runStock, WasmBackend } from './wasmHeap';
+import { CpuBackend, cpuValues } from './conv2dBackpropFilter';
+import { gemm } from './gemm';
+import { col2im } from './im2col';
+import { disposeAll, heapF32, runStock, sizeOf, WasmBackend } from './wasmHeap';
 import { derivedWeight } from './weightCache';
 
 /**
@@ -96,8 +99,47 @@ function dilate(backend: WasmBackend, dy: tf.TensorInfo, sh: number, sw: number,
   return out;
 }
 
+/**
+ * cpu: `dx = col2im(dy · W^T)`. The filter [kh, kw, ci, co] read as a (kh·kw·ci) x co matrix is
+ * already the transposed operand gemm wants, so the product needs no packing; col2im then adds
+ * every patch gradient back onto the input pixels it came from.
+ */
+function conv2dBackpropInputCpu(stock: KernelFn | undefined): KernelFn {
+  return (args: KernelArgs) => {
+    const backend = args.backend as CpuBackend;
+    const { dy, filter } = args.inputs as { dy: tf.TensorInfo; filter: tf.TensorInfo };
+    const attrs = args.attrs as unknown as tf.Conv2DBackpropInputAttrs;
+    if ((attrs.dataFormat ?? 'NHWC') !== 'NHWC' || dy.dtype !== 'float32' || filter.dtype !== 'float32') return (stock as KernelFn)(args);
+    const g = tf.backend_util.computeConv2DInfo(
+      attrs.inputShape,
+      filter.shape as [number, number, number, number],
+      attrs.strides,
+      1,
+      attrs.pad,
+      attrs.dimRoundingMode,
+      false,
+      'channelsLast',
+    );
+    // tfjs may round the output size; the gradient uses the size dy actually has.
+    const geometry = { ...g, outHeight: dy.shape[1], outWidth: dy.shape[2] };
+    const rows = geometry.batchSize * geometry.outHeight * geometry.outWidth;
+    const depth = g.filterHeight * g.filterWidth * g.inChannels;
+    const cols = new Float32Array(rows * depth);
+    gemm(cpuValues(backend, dy), 0, cpuValues(backend, filter), 0, cols, 0, rows, g.outChannels, depth);
+    const dx = new Float32Array(sizeOf(attrs.inputShape));
+    col2im(cols, geometry, dx);
+    return backend.makeTensorInfo(attrs.inputShape, 'float32', dx);
+  };
+}
+
 /** The patches of this file. */
 export const conv2dBackpropInputPatches: KernelPatch[] = [
+  {
+    kernelName: 'Conv2DBackpropInput',
+    backendName: 'cpu',
+    description: 'col2im of a register-blocked JS product instead of nested loops',
+    build: conv2dBackpropInputCpu,
+  },
   {
     kernelName: 'Conv2DBackpropInput',
     backendName: 'wasm',

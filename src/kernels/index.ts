@@ -1,5 +1,6 @@
 import { batchNormGradientPatch, batchNormGradPatches } from './batchNormGrad';
 import { broadcastBinaryPatches } from './broadcastBinary';
+import { conv2dPatches } from './conv2d';
 import { conv2dBackpropFilterPatches } from './conv2dBackpropFilter';
 import { conv2dBackpropInputPatches } from './conv2dBackpropInput';
 import { depthwiseConv2dGradPatches } from './depthwiseConv2dGrad';
@@ -31,6 +32,7 @@ export type FastKernelBackend = (typeof FAST_KERNEL_BACKENDS)[number];
 
 const ALL_PATCHES: KernelPatch[] = [
   ...matMulPatches,
+  ...conv2dPatches,
   ...conv2dBackpropFilterPatches,
   ...conv2dBackpropInputPatches,
   ...depthwiseConv2dGradPatches,

@@ -146,29 +146,42 @@ function activate(backend: CpuBackend, x: tf.TensorInfo, attrs: tf.NamedAttrMap,
   }
 }
 
+/**
+ * Adds a bias and applies a fused activation with the registered cpu kernels, disposing the
+ * intermediates (and `product`). Returns null for an activation it does not know.
+ */
+export function biasAndActivation(
+  backend: CpuBackend & { disposeData(dataId: object): void },
+  product: tf.TensorInfo,
+  bias: tf.TensorInfo | undefined,
+  attrs: tf.NamedAttrMap,
+  alphaWeights: tf.TensorInfo | undefined,
+): tf.TensorInfo | null {
+  let current = product;
+  if (bias) {
+    const add = (tf.getKernel('Add', 'cpu') as tf.KernelConfig).kernelFunc;
+    current = add({ inputs: { a: product, b: bias }, backend: backend as unknown as tf.KernelBackend, attrs: {} }) as tf.TensorInfo;
+    backend.disposeData(product.dataId);
+  }
+  const activated = activate(backend, current, attrs, alphaWeights);
+  if (activated !== current) backend.disposeData(current.dataId);
+  return activated;
+}
+
+/** The fused activations {@link biasAndActivation} knows. */
+export const FUSED_ACTIVATIONS = ['linear', 'relu', 'relu6', 'elu', 'sigmoid', 'leakyrelu', 'prelu'];
+
 /** `_FusedMatMul` (dense layers with a bias and an activation) on the same cpu product. */
 function fusedMatMulCpu(stock: KernelFn | undefined): KernelFn {
   return (args: KernelArgs) => {
     const backend = args.backend as CpuBackend & { disposeData(dataId: object): void };
     const { a, b, bias, preluActivationWeights } = args.inputs as Record<string, tf.TensorInfo | undefined>;
     const attrs = args.attrs as tf.NamedAttrMap;
-    const known = ['linear', 'relu', 'relu6', 'elu', 'sigmoid', 'leakyrelu', 'prelu'];
-    if (!known.includes((attrs.activation as string) ?? 'linear')) return (stock as KernelFn)(args);
+    const activation = (attrs.activation as string) ?? 'linear';
+    if (!FUSED_ACTIVATIONS.includes(activation) || (activation === 'prelu' && !preluActivationWeights)) return (stock as KernelFn)(args);
     const product = cpuProduct(backend, a as tf.TensorInfo, b as tf.TensorInfo, attrs.transposeA as boolean, attrs.transposeB as boolean);
     if (!product) return (stock as KernelFn)(args);
-    let current = product;
-    if (bias) {
-      const add = (tf.getKernel('Add', 'cpu') as tf.KernelConfig).kernelFunc;
-      current = add({ inputs: { a: product, b: bias }, backend: backend as unknown as tf.KernelBackend, attrs: {} }) as tf.TensorInfo;
-      backend.disposeData(product.dataId);
-    }
-    const activated = activate(backend, current, attrs, preluActivationWeights);
-    if (activated === null) {
-      backend.disposeData(current.dataId);
-      return (stock as KernelFn)(args);
-    }
-    if (activated !== current) backend.disposeData(current.dataId);
-    return activated;
+    return biasAndActivation(backend, product, bias, attrs, preluActivationWeights) as tf.TensorInfo;
   };
 }
 
