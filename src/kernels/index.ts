@@ -1,3 +1,4 @@
+import { activationPatches } from './activation';
 import { batchNormGradientPatch, batchNormGradPatches } from './batchNormGrad';
 import { broadcastBinaryPatches } from './broadcastBinary';
 import { conv2dPatches } from './conv2d';
@@ -42,6 +43,7 @@ const ALL_PATCHES: KernelPatch[] = [
   ...leadingAxisReducePatches,
   ...identityPatches,
   ...broadcastBinaryPatches,
+  ...activationPatches,
 ];
 
 /** One replaced or added kernel, as the environment report lists it. */
