@@ -220,8 +220,14 @@ function childMain(): void {
       process.exit(0);
     }
     const t0 = performance.now();
-    const reply = await handler.handleExecute({ code: msg.code }, writeStream, writeDisplayData);
-    send({ type: 'done', status: reply.status, executionCount: reply.execution_count ?? null, durationMs: performance.now() - t0 });
+    try {
+      const reply = await handler.handleExecute({ code: msg.code }, writeStream, writeDisplayData);
+      send({ type: 'done', status: reply.status, executionCount: reply.execution_count ?? null, durationMs: performance.now() - t0 });
+    } catch (e) {
+      // tslab itself failed (not the cell's code, whose errors handleExecute reports).
+      send({ type: 'error', text: `tslab failed to execute the cell: ${format(e)}` });
+      send({ type: 'done', status: 'error', executionCount: null, durationMs: performance.now() - t0 });
+    }
   });
   send({ type: 'ready', startupMs: performance.now() - started });
 }
@@ -372,12 +378,9 @@ function executeCell(kernel: KernelProcess, code: string, outputs: Output[], dis
           if (id) displays.set(id, out);
         }
       } else if (msg.type === 'done') {
+        // Output that arrives later (a timer firing after the cell returned) still lands in this
+        // cell, as in Jupyter, until the next cell is sent and replaces this listener.
         clearTimeout(timer);
-        // Output that arrives later (a timer firing after the cell returned) still lands here,
-        // as in Jupyter, until the next cell is sent and replaces this listener.
-        kernel.onMessage((late) => {
-          if (late.type === 'stream') pushStream(outputs, late.name, late.text);
-        });
         resolve({
           status: msg.status === 'ok' ? 'ok' : 'error',
           executionCount: msg.executionCount,
@@ -391,6 +394,12 @@ function executeCell(kernel: KernelProcess, code: string, outputs: Output[], dis
 }
 
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+
+/** A path as the user would type it: relative to the current folder when inside it. */
+function shown(file: string): string {
+  const rel = path.relative(process.cwd(), file);
+  return rel === '' ? '.' : rel.startsWith('..') || path.isAbsolute(rel) ? path.resolve(file) : rel;
+}
 
 /** Runs one notebook and writes its executed copy. Never throws: problems go in the report. */
 export async function runNotebook(file: string, args: RunNotebooksArgs = {}): Promise<NotebookReport> {
@@ -502,7 +511,7 @@ export function describeFailure(r: NotebookReport): string {
   const where = r.error.cell ? `, cell ${r.error.cell} (${JSON.stringify(r.error.firstLine)})` : '';
   const what = { error: 'failed', timeout: 'timed out', crash: 'crashed the kernel', invalid: 'cannot be run' }[r.error.kind];
   const indented = r.error.text.split('\n').map((l) => `    ${l}`).join('\n');
-  return `${path.relative(process.cwd(), r.file) || r.file}${where} ${what}:\n${indented}`;
+  return `${shown(r.file)}${where} ${what}:\n${indented}`;
 }
 
 /** The table printed at the end: one row per notebook, then the slowest cells. */
@@ -544,7 +553,7 @@ export async function runNotebooks(args: RunNotebooksArgs = {}): Promise<Noteboo
   }
   const reports: NotebookReport[] = [];
   for (const [i, file] of files.entries()) {
-    log(`[${i + 1}/${files.length}] ${path.relative(process.cwd(), file) || file}`);
+    log(`[${i + 1}/${files.length}] ${shown(file)}`);
     reports.push(await runNotebook(file, args));
   }
   return reports;
@@ -584,12 +593,12 @@ async function main(): Promise<void> {
   const inputs = args.inputs ?? DEFAULTS.inputs;
   const files = collectNotebooks(inputs);
   if (files.length === 0) {
-    const where = inputs.map((i) => `${path.relative(process.cwd(), i) || '.'}${fs.existsSync(i) && fs.statSync(i).isDirectory() ? '/' : ''}`);
+    const where = inputs.map((i) => `${shown(i)}${fs.existsSync(i) && fs.statSync(i).isDirectory() ? '/' : ''}`);
     console.error(`No notebooks to run: ${where.join(', ')} holds no .ipynb files.`);
     process.exit(1);
   }
   const timeout = args.cellTimeoutSeconds ?? DEFAULTS.cellTimeoutSeconds;
-  console.log(`Running ${files.length} notebook(s), ${timeout} s per cell at most, into ${path.relative(process.cwd(), path.resolve(args.outDir ?? DEFAULTS.outDir))}/`);
+  console.log(`Running ${files.length} notebook(s), ${timeout} s per cell at most, into ${shown(args.outDir ?? DEFAULTS.outDir)}/`);
   const reports = await runNotebooks(args);
   console.log(`\n${summaryTable(reports)}`);
   const failed = reports.filter((r) => r.status !== 'ok');

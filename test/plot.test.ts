@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import Module from 'node:module';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { afterEach, describe, it } from 'node:test';
 import { figureBundle, figureSvg, figureText, lineChart, PLOTLY_MIME, showFigure, type PlotlyFigure } from '../src/plot';
 
@@ -99,6 +102,23 @@ describe('showFigure', () => {
 
   it('fails with a clear message outside a tslab kernel', () => {
     assert.throws(() => showFigure(figure()), /showFigure: no tslab kernel is running in this process/);
+  });
+
+  it('finds the kernel’s writer in another copy of tslab than the one this package resolves', () => {
+    // A kernel started from a global tslab, say, loads its own dist/jupyter.js.
+    const other = path.join(os.tmpdir(), 'elsewhere', 'node_modules', 'tslab', 'dist', 'jupyter.js');
+    const sent: unknown[] = [];
+    const mod = new Module(other);
+    mod.filename = other;
+    mod.loaded = true;
+    mod.exports = { lastWriteDisplayData: (content: unknown) => sent.push(content) };
+    require.cache[other] = mod;
+    try {
+      showFigure(figure());
+    } finally {
+      delete require.cache[other];
+    }
+    assert.equal(sent.length, 1);
   });
 
   it('sends one multi-MIME display_data through the kernel’s own writer', () => {
