@@ -8,7 +8,8 @@
  * then tfjs-node when it loads) and each model (the article's SimpleNet, the MLP
  * 784-256-256-10, the CNN conv16+BN+pool, conv32+BN+pool, dense10 of src/models.ts) it
  * measures:
- * - ms per SGD step (forward, backward, update) and the GFLOP/s that makes, counting a training
+ * - ms per SGD step (forward, backward, update; process CPU time, see `time`) and the GFLOP/s
+ *   that makes, counting a training
  *   step as 3x the forward pass's multiply-adds x 2 (forward, input gradient, weight gradient);
  * - the time of a 4 x 16 accumulation window (GradientAccumulator) over one 1 x 64 step;
  * - the share of a window spent on accumulation bookkeeping (adding into the accumulators,
@@ -67,7 +68,7 @@ const CONFIG = {
   python: '/usr/bin/python3',
 };
 
-interface StepRow { backend: string; model: ModelName; batch: number; msPerStep: number | null; gflops: number | null; steps: number; error?: string }
+interface StepRow { backend: string; model: ModelName; batch: number; msPerStep: number | null; wallMsPerStep?: number; gflops: number | null; steps: number; error?: string }
 interface WindowRow {
   backend: string; model: ModelName;
   windowMs: number; stepMs: number; timeRatio: number;
@@ -125,8 +126,15 @@ function plainStep(name: ModelName, model: tf.LayersModel, optimizer: tf.Optimiz
   };
 }
 
-/** Mean ms of `fn` after warm-up, repeated for `seconds` (at least `minReps` times). */
-function time(fn: () => void, seconds: number, warmup: number, minReps = 3): { ms: number; reps: number } {
+/**
+ * Mean time of `fn` after warm-up, repeated for `seconds` (at least `minReps` times).
+ *
+ * `ms` is process CPU time per call, `wallMs` wall-clock time. Other processes share this
+ * machine's cores, and wall time then counts the time the scheduler gave them; the runs here are
+ * single-threaded (wasm without threads, cpu, PyTorch on one thread), so on an idle machine the
+ * two agree. The tables use CPU time, for tfjs and PyTorch alike.
+ */
+function time(fn: () => void, seconds: number, warmup: number, minReps = 3): { ms: number; wallMs: number; reps: number } {
   let first = 0;
   const warmStart = performance.now();
   for (let i = 0; i < warmup || (performance.now() - warmStart) / 1000 < CONFIG.warmupSeconds; i++) {
@@ -138,11 +146,13 @@ function time(fn: () => void, seconds: number, warmup: number, minReps = 3): { m
   if (first > CONFIG.slowStepMs) minReps = 1;
   let reps = 0;
   const start = performance.now();
+  const cpuStart = process.cpuUsage();
   do {
     fn();
     reps++;
   } while (reps < minReps || (performance.now() - start) / 1000 < seconds);
-  return { ms: (performance.now() - start) / reps, reps };
+  const cpu = process.cpuUsage(cpuStart);
+  return { ms: (cpu.user + cpu.system) / 1000 / reps, wallMs: (performance.now() - start) / reps, reps };
 }
 
 function measureStep(backend: string, name: ModelName, batch: number, seconds: number): StepRow {
@@ -150,9 +160,9 @@ function measureStep(backend: string, name: ModelName, batch: number, seconds: n
   const data = batchOf(name, batch, 3);
   const optimizer = tf.train.sgd(0.01);
   try {
-    const { ms, reps } = time(plainStep(name, model, optimizer, data), seconds, CONFIG.warmup);
+    const { ms, wallMs, reps } = time(plainStep(name, model, optimizer, data), seconds, CONFIG.warmup);
     const flops = 3 * forwardFlopsPerSample(model) * batch;
-    return { backend, model: name, batch, msPerStep: ms, gflops: flops / ms / 1e6, steps: reps };
+    return { backend, model: name, batch, msPerStep: ms, wallMsPerStep: wallMs, gflops: flops / ms / 1e6, steps: reps };
   } catch (e) {
     const message = (e instanceof Error ? e.message : String(e)).split('\n')[0];
     return { backend, model: name, batch, msPerStep: null, gflops: null, steps: 0, error: message };
@@ -275,6 +285,8 @@ async function main(): Promise<void> {
   lines.push(`PyTorch peer: ${torch.available ? `torch ${torch.torch}, ${torch.threads} thread(s)` : `skipped (${torch.reason})`}`);
   // Other processes share the cores: the 1-minute load average says how much.
   lines.push(`Load average (1 min) on ${cpuCount()} CPUs: ${loadBefore.toFixed(2)} at start, ${loadAfter.toFixed(2)} at end.`);
+  lines.push('');
+  lines.push('Times are process CPU time per step (single-threaded runs; the cores are shared, see `time` in scripts/bench.ts).');
   lines.push('');
   lines.push('| model | batch | backend | ms / step | GFLOP/s | x PyTorch |');
   lines.push('|---|---|---|---|---|---|');

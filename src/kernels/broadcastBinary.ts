@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
-import { CpuBackend, cpuValues } from './conv2dBackpropFilter';
+import { CpuBackend, cpuValues } from './cpuData';
 import { KernelArgs, KernelFn, KernelPatch } from './registry';
 import { sizeOf } from './wasmHeap';
 

@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
+import { CpuBackend, cpuValues } from './cpuData';
 import { gemm, transposeInto } from './gemm';
 import { im2col } from './im2col';
 import { KernelArgs, KernelFn, KernelPatch } from './registry';
@@ -137,16 +138,6 @@ function singleChannel(backend: WasmBackend, x: tf.TensorInfo, dy: tf.TensorInfo
   } finally {
     backend.disposeData(patches.dataId);
   }
-}
-
-/** A cpu backend's view of its tensors (`backend.data.get(id).values`). */
-export interface CpuBackend {
-  data: { get(dataId: object): { values: unknown } };
-  makeTensorInfo(shape: number[], dtype: tf.DataType, values: Float32Array): tf.TensorInfo;
-}
-
-export function cpuValues(backend: CpuBackend, t: tf.TensorInfo): Float32Array {
-  return backend.data.get(t.dataId).values as Float32Array;
 }
 
 function conv2dBackpropFilterCpu(stock: KernelFn | undefined): KernelFn {

@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { KernelArgs, KernelFn, KernelPatch } from './registry';
-import { CpuBackend, cpuValues } from './conv2dBackpropFilter';
+import { CpuBackend, cpuValues } from './cpuData';
 import { gemm } from './gemm';
 import { col2im } from './im2col';
 import { disposeAll, heapF32, runStock, sizeOf, WasmBackend } from './wasmHeap';

@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
-import { CpuBackend, cpuValues } from './conv2dBackpropFilter';
+import { CpuBackend, cpuValues } from './cpuData';
 import { gemm, transposeInto } from './gemm';
 import { KernelArgs, KernelFn, KernelPatch } from './registry';
 import { disposeAll, runStock, sizeOf, WasmBackend } from './wasmHeap';

@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
-import { CpuBackend } from './conv2dBackpropFilter';
+import { CpuBackend } from './cpuData';
 import { KernelArgs, KernelFn, KernelPatch } from './registry';
 import { sizeOf, WasmBackend } from './wasmHeap';
 
