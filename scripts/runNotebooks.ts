@@ -582,6 +582,17 @@ function parseArgs(argv: string[]): RunNotebooksArgs {
   return args;
 }
 
+/** Why dist/ may not be what the notebooks should import (missing, or older than src/), if so. */
+function staleBuild(): string | undefined {
+  const built = path.join(ROOT, 'dist', 'index.js');
+  if (!fs.existsSync(built)) return 'dist/ is missing';
+  const builtAt = fs.statSync(built).mtimeMs;
+  const newer = (fs.readdirSync(path.join(ROOT, 'src'), { recursive: true }) as string[]).find(
+    (f) => f.endsWith('.ts') && fs.statSync(path.join(ROOT, 'src', f)).mtimeMs > builtAt,
+  );
+  return newer ? `src/${newer} is newer than dist/` : undefined;
+}
+
 async function main(): Promise<void> {
   let args: RunNotebooksArgs;
   try {
@@ -597,6 +608,8 @@ async function main(): Promise<void> {
     console.error(`No notebooks to run: ${where.join(', ')} holds no .ipynb files.`);
     process.exit(1);
   }
+  const stale = staleBuild();
+  if (stale) console.warn(`Warning: ${stale}; notebooks import the library from dist/ (run \`npm run build\`).`);
   const timeout = args.cellTimeoutSeconds ?? DEFAULTS.cellTimeoutSeconds;
   console.log(`Running ${files.length} notebook(s), ${timeout} s per cell at most, into ${shown(args.outDir ?? DEFAULTS.outDir)}/`);
   const reports = await runNotebooks(args);
