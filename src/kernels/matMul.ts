@@ -19,6 +19,18 @@ import { derivedWeight } from './weightCache';
  * Exact: the same products and sums as the stock kernel, only in a different order, so results
  * agree to float32 rounding.
  */
+/**
+ * Below this many multiply-adds the stock loop beats a transpose plus an XNNPACK operator
+ * (created, packed and deleted per call): e.g. the article's 10 -> 1 dense layer.
+ */
+const SMALL_PRODUCT = 16384;
+
+/** Multiply-adds of `a · b` (`m·k` elements of a, times n) below {@link SMALL_PRODUCT}. */
+function isSmall(a: tf.TensorInfo, b: tf.TensorInfo, transposeB: boolean): boolean {
+  const rb = b.shape.length;
+  return sizeOf(a.shape) * (transposeB ? b.shape[rb - 2] : b.shape[rb - 1]) < SMALL_PRODUCT;
+}
+
 function batchMatMulWasm(stock: KernelFn | undefined): KernelFn {
   return (args: KernelArgs) => {
     const backend = args.backend as WasmBackend;
@@ -26,7 +38,7 @@ function batchMatMulWasm(stock: KernelFn | undefined): KernelFn {
     const { transposeA, transposeB } = args.attrs as unknown as tf.BatchMatMulAttrs;
     const singleA = sizeOf(a.shape.slice(0, -2)) === 1;
     const singleB = sizeOf(b.shape.slice(0, -2)) === 1;
-    if ((!transposeA && !transposeB) || !singleA || !singleB || a.dtype !== 'float32' || b.dtype !== 'float32') {
+    if ((!transposeA && !transposeB) || !singleA || !singleB || a.dtype !== 'float32' || b.dtype !== 'float32' || isSmall(a, b, transposeB)) {
       return (stock as KernelFn)(args);
     }
     const a2 = transposeA ? transpose2d(backend, a) : null;
@@ -57,7 +69,9 @@ function fusedMatMulWasm(stock: KernelFn | undefined): KernelFn {
     const transposeA = attrs.transposeA as boolean;
     const transposeB = attrs.transposeB as boolean;
     const single = sizeOf(a.shape.slice(0, -2)) === 1 && sizeOf(b.shape.slice(0, -2)) === 1;
-    if ((!transposeA && !transposeB) || !single || a.dtype !== 'float32' || b.dtype !== 'float32') return (stock as KernelFn)(args);
+    // Small products stay on the stock path, except with a bias, which that path misplaces.
+    const small = isSmall(a, b, transposeB) && !args.inputs.bias;
+    if ((!transposeA && !transposeB) || !single || small || a.dtype !== 'float32' || b.dtype !== 'float32') return (stock as KernelFn)(args);
     const a2 = transposeA ? transpose2d(backend, a) : null;
     const b2 = transposeB ? derivedWeight(backend, b, 'matMul.transposeB', () => transpose2d(backend, b)) : null;
     try {

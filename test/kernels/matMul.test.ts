@@ -68,10 +68,11 @@ test('fused matMul (dense layers) matches stock cpu for every activation, with a
 
 test('a transposed Variable weight is cached on wasm and freed with the weight', async () => {
   await useBackend('wasm', true);
-  const init = randomTensor([8, 6], 1);
+  // Large enough for the XNNPACK path (small products stay on the stock loop).
+  const init = randomTensor([64, 48], 1);
   const w = tf.variable(init);
   init.dispose();
-  const dy = randomTensor([4, 6], 2);
+  const dy = randomTensor([32, 48], 2);
   const before = weightCacheSize();
   const product = tf.matMul(dy, w, false, true);
   assert.equal(weightCacheSize(), before + 1);
@@ -86,8 +87,8 @@ test('a transposed Variable weight is cached on wasm and freed with the weight',
 test('BatchMatMul leaks no tensor and no backend buffer', async () => {
   for (const backend of ['wasm', 'cpu'] as const) {
     await useBackend(backend, true);
-    const a = randomTensor([16, 8], 1);
-    const init = randomTensor([12, 8], 2);
+    const a = randomTensor([64, 32], 1);
+    const init = randomTensor([48, 32], 2);
     const w = tf.variable(init);
     init.dispose();
     await expectNoLeak('BatchMatMul', async () => {
