@@ -8,8 +8,8 @@
  *     npm run experiment:norms -- --model mlp        # the MLP: no spatial positions to average over
  *     npm run experiment:norms -- --size tiny --out /tmp/norms
  *
- * Options: --size tiny|quick|default|large, --out <folder> (default build/experiments/norms),
- * --model cnn|mlp, --seeds 0,1,2, --backend <selectBackend preference>.
+ * Options: --size tiny|quick|default|large, --out <folder> (default build/experiments/norms;
+ * results go to <folder>/<model>), --model cnn|mlp (default cnn), --seeds 0,1,2, --backend <selectBackend preference>.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -27,7 +27,7 @@ import {
 interface ScriptConfig {
   /** Preset size. */
   size: keyof typeof NORM_EXPERIMENT_PRESETS;
-  /** Folder for records.json, summary.md and the figures. */
+  /** Folder for records.json, summary.md and the figures: the --out folder, then the model's name. */
   out: string;
   /** Overrides of the preset. */
   overrides: NormExperimentArgs;
@@ -65,7 +65,11 @@ function readConfig(): ScriptConfig {
   const overrides: NormExperimentArgs = {};
   if (values.model !== undefined) overrides.model = values.model as NormExperimentArgs['model'];
   if (values.seeds !== undefined) overrides.seeds = values.seeds.split(',').map(Number);
-  return { size, out: values.out as string, overrides, backend: values.backend as BackendPreference | undefined };
+  if (overrides.model !== undefined && overrides.model !== 'cnn' && overrides.model !== 'mlp') {
+    throw new Error(`experiment-norms: --model must be cnn or mlp; got "${overrides.model}".`);
+  }
+  const model = overrides.model ?? NORM_EXPERIMENT_PRESETS[size].model ?? 'cnn';
+  return { size, out: path.join(values.out as string, model), overrides, backend: values.backend as BackendPreference | undefined };
 }
 
 function printProgress(event: NormExperimentProgress): void {
@@ -114,7 +118,7 @@ function summaryTable(result: NormExperimentResult): string {
   });
   const reference = [
     '',
-    'In parentheses: the batch-statistics layers with their statistics recomputed from training images after training.',
+    'In parentheses (batch, batch-renorm): the test error after the moving statistics were recomputed from training images in one batch.',
     '',
     `Reference, Wu & He 2018 (ResNet-50, ImageNet top-1 error %, by images per GPU ${WU_HE_2018.imagesPerGpu.join('/')}):`,
     `BatchNorm ${WU_HE_2018.batchNorm.join('/')}; GroupNorm ${WU_HE_2018.groupNorm.join('/')}.`,
@@ -130,7 +134,7 @@ function deviationTable(result: NormExperimentResult): string[] {
   if (rows.length === 0) return [];
   const lines = rows.map(
     (s) =>
-      `| ${s.microBatchSize} | ${s.statisticsDeviationMean!.map((d) => `layer ${d.layer}: ${d.valuesPerStatistic} values, ${d.meanShift.toFixed(3)} / ${d.scaleShift.toFixed(3)}`).join('; ')} |`,
+      `| ${s.microBatchSize} | ${s.statisticsDeviationMean!.map((d) => `layer ${d.layer}: ${d.valuesPerStatistic} value${d.valuesPerStatistic > 1 ? "s" : ""}, ${d.meanShift.toFixed(3)} / ${d.scaleShift.toFixed(3)}`).join('; ')} |`,
   );
   return [
     '',

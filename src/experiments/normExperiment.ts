@@ -17,8 +17,8 @@ export const WU_HE_2018 = {
   groupNorm: [24.1, 24.2, 24.0, 24.2, 24.1],
 } as const;
 
-/** The batch-statistics family: layers with moving statistics that the experiment also recomputes. */
-const BATCH_FAMILY: readonly NormalizationKind[] = ['batch', 'frozen-batch', 'batch-renorm'];
+/** The layers whose moving statistics track the micro-batches' during training. */
+const MOVING_STATISTICS: readonly NormalizationKind[] = ['batch', 'batch-renorm'];
 
 /** Options of {@link runNormExperiment}. Defaults are the `"default"` preset. */
 export interface NormExperimentArgs {
@@ -51,8 +51,8 @@ export interface NormExperimentArgs {
   movingMomentum?: number;
   /**
    * Training images whose statistics initialize `"frozen-batch"` layers before training (they
-   * then stay frozen), and recompute the batch family's statistics after training for
-   * `testErrorRecomputed`. Default 512.
+   * then stay frozen), recompute the moving statistics of `"batch"` and `"batch-renorm"` after
+   * training for `testErrorRecomputed`, and measure `statisticsDeviation`. Default 512.
    */
   statisticsSize?: number;
   /** Report an `"update"` progress event every this many updates. Default 10. */
@@ -102,8 +102,8 @@ export interface NormRunRecord {
   /** Share of test images misclassified, in inference mode (moving statistics). */
   testError: number;
   /**
-   * Batch family only (else null): the test error after the moving statistics were replaced by
-   * statistics of `statisticsSize` training images, computed in one large batch.
+   * `"batch"` and `"batch-renorm"` only (else null): the test error after the moving statistics
+   * were replaced by statistics of `statisticsSize` training images, computed in one large batch.
    */
   testErrorRecomputed: number | null;
   /**
@@ -206,7 +206,7 @@ export interface NormExperimentResult {
     testError: PlotlyFigure;
     /** Wu & He 2018's numbers, for comparison of shapes. */
     reference: PlotlyFigure;
-    /** Batch family: test error with moving vs recomputed statistics. */
+    /** `"batch"` and `"batch-renorm"`: test error with moving vs recomputed statistics; null if neither ran. */
     recomputed: PlotlyFigure | null;
     /** `"batch"` (else `"batch-renorm"`): distance of micro-batch statistics from the population's, per layer; null if neither ran. */
     statistics: PlotlyFigure | null;
@@ -288,7 +288,7 @@ async function trainOnce(
 ): Promise<NormRunRecord> {
   const { normalization, microBatchSize, seed } = run;
   const accumulationSteps = config.logicalBatchSize / microBatchSize;
-  const hasMovingStatistics = normalization === 'batch' || normalization === 'batch-renorm';
+  const hasMovingStatistics = MOVING_STATISTICS.includes(normalization);
   const callMomentum = hasMovingStatistics ? config.movingMomentum ** (microBatchSize / config.logicalBatchSize) : null;
   const windowsPerEpoch = Math.ceil(config.trainSize / config.logicalBatchSize);
   const updates = windowsPerEpoch * config.epochs;
@@ -348,9 +348,12 @@ async function trainOnce(
     const testError = errorRate(model, data, config.testSize);
     let testErrorRecomputed: number | null = null;
     let statisticsDeviation: StatisticsDeviation[] | null = null;
-    if (BATCH_FAMILY.includes(normalization)) {
+    // Only layers whose moving statistics estimate what training normalized with: a frozen
+    // layer's statistics are part of the function it was trained as, and replacing them after
+    // training makes it worse.
+    if (hasMovingStatistics) {
       const sample = tf.tidy(() => data.train.xs.slice(0, config.statisticsSize));
-      if (hasMovingStatistics && config.statisticsSize >= 2 * microBatchSize) {
+      if (config.statisticsSize >= 2 * microBatchSize) {
         statisticsDeviation = batchStatisticsDeviation(model, sample, microBatchSize);
       }
       recomputeBatchNormStatistics(model, sample);
@@ -459,12 +462,12 @@ function buildFigures(config: Config, records: NormRunRecord[], summary: NormSum
       { name: 'GroupNorm', x: [...WU_HE_2018.imagesPerGpu], y: [...WU_HE_2018.groupNorm], dashed: true },
     ],
   });
-  const family = config.normalizations.filter((n) => BATCH_FAMILY.includes(n));
+  const family = config.normalizations.filter((n) => MOVING_STATISTICS.includes(n));
   const recomputed =
     family.length === 0
       ? null
       : lineChart({
-          title: 'Batch-statistics layers: moving vs recomputed statistics at test time',
+          title: 'Moving vs recomputed statistics at test time',
           xTitle: 'microBatchSize',
           yTitle: 'test error (%)',
           logX: true,
