@@ -483,7 +483,7 @@ function buildFigures(config: Config, records: NormRunRecord[], summary: NormSum
       ? lineChart({
           title: `Distance of micro-batch statistics from the population's (${measured}, after training)`,
           xTitle: 'microBatchSize',
-          yTitle: 'mean over channels, in population standard deviations',
+          yTitle: 'distance (population std devs)',
           logX: true,
           logY: true,
           series: deviations[0]!.flatMap((d, k): Series[] => {
@@ -511,7 +511,14 @@ function buildFigures(config: Config, records: NormRunRecord[], summary: NormSum
       }),
     });
   }
+  // Log axes label 1, 2, 4, …, 32 rather than Plotly's decades.
+  for (const figure of [testError, recomputed, statistics]) if (figure) tickAt(figure, sizes);
+  tickAt(reference, [...WU_HE_2018.imagesPerGpu]);
   return { testError, reference, recomputed, statistics, lossCurves };
+}
+
+function tickAt(figure: PlotlyFigure, values: number[]): void {
+  figure.layout.xaxis = { ...(figure.layout.xaxis as Record<string, unknown>), tickvals: [...values].sort((a, b) => a - b) };
 }
 
 function checkArgs(args: NormExperimentArgs): Config {
