@@ -241,7 +241,10 @@ export const NORM_EXPERIMENT_PRESETS: Record<'tiny' | 'quick' | 'default' | 'lar
  * every update averages the gradient over the same `logicalBatchSize` samples. In training mode
  * BatchNorm normalizes each micro-batch with that micro-batch's own statistics (the effect under
  * study) and updates its moving statistics once per micro-batch; evaluation uses the moving
- * statistics.
+ * statistics. `"frozen-batch"` takes its statistics from `statisticsSize` training images passed
+ * through the initial network and keeps them. `"batch-renorm"` runs as plain BatchNorm for
+ * 1 / (1 - movingMomentum) updates (10 by default) while its moving statistics settle, then
+ * opens its r/d bounds linearly to (3, 5) over as many updates again.
  *
  * The function uses whatever tfjs backend is active; choose it before calling.
  */
