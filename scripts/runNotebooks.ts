@@ -213,6 +213,8 @@ function childMain(): void {
   process.on('unhandledRejection', (reason) => console.error('UnhandledPromiseRejection:', reason));
   const writeStream = (name: 'stdout' | 'stderr', text: string): void => send({ type: 'stream', name, text });
   const writeDisplayData = (content: DisplayContent, update: boolean): void => send({ type: 'display', content, update: Boolean(update) });
+  // Without the runner (killed, or its output pipe closed) nobody reads this kernel's results.
+  process.on('disconnect', () => process.exit(1));
   process.on('message', async (msg: ToChild) => {
     if (msg.type === 'shutdown') {
       handler.close();
@@ -279,6 +281,12 @@ function normalizeBundle(data: MimeBundle): MimeBundle {
   return out;
 }
 
+/** Kernels still running, killed if the runner exits early so that none is left behind. */
+const liveKernels = new Set<KernelProcess>();
+process.on('exit', () => {
+  for (const kernel of liveKernels) kernel.kill();
+});
+
 class KernelProcess {
   private readonly child: ChildProcess;
   private readonly rawLog: string[] = [];
@@ -297,8 +305,10 @@ class KernelProcess {
     this.child.stdout!.on('data', (b) => this.rawLog.push(String(b)));
     this.child.stderr!.on('data', (b) => this.rawLog.push(String(b)));
     this.child.on('message', (msg: FromChild) => this.listener?.(msg));
+    liveKernels.add(this);
     this.child.on('exit', (code, signal) => {
       this.exited = true;
+      liveKernels.delete(this);
       this.exitListener?.(`the kernel process exited (${signal ?? `code ${code}`})`);
     });
   }
