@@ -43,7 +43,7 @@ function batchMatMulWasm(stock: KernelFn | undefined): KernelFn {
     }
     const a2 = transposeA ? transpose2d(backend, a) : null;
     // The right-hand operand is what XNNPACK packs; when it is a weight, keep its transpose.
-    const b2 = transposeB ? derivedWeight(backend, b, 'matMul.transposeB', () => transpose2d(backend, b)) : null;
+    const b2 = transposeB ? derivedWeight(backend, b, transposeTag(b), () => transpose2d(backend, b)) : null;
     try {
       return runStock('BatchMatMul', 'wasm', backend, { a: a2 ?? a, b: b2 ? b2.info : b }, { transposeA: false, transposeB: false });
     } finally {
@@ -73,13 +73,18 @@ function fusedMatMulWasm(stock: KernelFn | undefined): KernelFn {
     const small = isSmall(a, b, transposeB) && !args.inputs.bias;
     if ((!transposeA && !transposeB) || !single || small || a.dtype !== 'float32' || b.dtype !== 'float32') return (stock as KernelFn)(args);
     const a2 = transposeA ? transpose2d(backend, a) : null;
-    const b2 = transposeB ? derivedWeight(backend, b, 'matMul.transposeB', () => transpose2d(backend, b)) : null;
+    const b2 = transposeB ? derivedWeight(backend, b, transposeTag(b), () => transpose2d(backend, b)) : null;
     try {
       return (stock as KernelFn)({ ...args, inputs: { ...args.inputs, a: a2 ?? a, b: b2 ? b2.info : b }, attrs: { ...attrs, transposeA: false, transposeB: false } });
     } finally {
       disposeAll(backend, a2, b2?.owned ? b2.info : null);
     }
   };
+}
+
+/** The cache tag of a transposed weight: its matrix shape, since callers may view the same data differently. */
+function transposeTag(b: tf.TensorInfo): string {
+  return `matMul.transposeB:${b.shape[b.shape.length - 2]}x${b.shape[b.shape.length - 1]}`;
 }
 
 /** Transposes the last two axes of a single (batch 1) matrix, keeping its leading unit dims. */
