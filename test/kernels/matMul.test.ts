@@ -84,7 +84,7 @@ test('a transposed Variable weight is cached on wasm and freed with the weight',
   tf.dispose([dy, product, again]);
 });
 
-test('BatchMatMul leaks no tensor and no backend buffer', async () => {
+test('BatchMatMul and _FusedMatMul leak no tensor and no backend buffer', async () => {
   for (const backend of ['wasm', 'cpu'] as const) {
     await useBackend(backend, true);
     const a = randomTensor([64, 32], 1);
@@ -92,7 +92,12 @@ test('BatchMatMul leaks no tensor and no backend buffer', async () => {
     const w = tf.variable(init);
     init.dispose();
     await expectNoLeak('BatchMatMul', async () => {
-      const out = tf.tidy(() => tf.add(tf.matMul(a, w, false, true), tf.matMul(a, a, true, false).sum()));
+      const out = tf.tidy(() =>
+        tf.add(
+          tf.add(tf.matMul(a, w, false, true), tf.matMul(a, a, true, false).sum()),
+          tf.fused.matMul({ a, b: w, transposeB: true, bias: tf.ones([48]), activation: 'relu' }),
+        ),
+      );
       await out.data();
       out.dispose();
     });
