@@ -45,7 +45,7 @@ function batchMatMulWasm(stock: KernelFn | undefined): KernelFn {
     // The right-hand operand is what XNNPACK packs; when it is a weight, keep its transpose.
     const b2 = transposeB ? derivedWeight(backend, b, transposeTag(b), () => transpose2d(backend, b)) : null;
     try {
-      return runStock('BatchMatMul', 'wasm', backend, { a: a2 ?? a, b: b2 ? b2.info : b }, { transposeA: false, transposeB: false });
+      return runStock('BatchMatMul', 'wasm', backend, { a: a2 ?? a, b: b2 ? asTransposeOf(b2.info, b) : b }, { transposeA: false, transposeB: false });
     } finally {
       disposeAll(backend, a2, b2?.owned ? b2.info : null);
     }
@@ -75,11 +75,20 @@ function fusedMatMulWasm(stock: KernelFn | undefined): KernelFn {
     const a2 = transposeA ? transpose2d(backend, a) : null;
     const b2 = transposeB ? derivedWeight(backend, b, transposeTag(b), () => transpose2d(backend, b)) : null;
     try {
-      return (stock as KernelFn)({ ...args, inputs: { ...args.inputs, a: a2 ?? a, b: b2 ? b2.info : b }, attrs: { ...attrs, transposeA: false, transposeB: false } });
+      return (stock as KernelFn)({ ...args, inputs: { ...args.inputs, a: a2 ?? a, b: b2 ? asTransposeOf(b2.info, b) : b }, attrs: { ...attrs, transposeA: false, transposeB: false } });
     } finally {
       disposeAll(backend, a2, b2?.owned ? b2.info : null);
     }
   };
+}
+
+/**
+ * The transposed data seen with `b`'s leading dims: a cached transpose may have been made for a
+ * caller that viewed the weight with another rank (the stock fused kernel needs rank 3).
+ */
+function asTransposeOf(transposed: tf.TensorInfo, b: tf.TensorInfo): tf.TensorInfo {
+  const rank = b.shape.length;
+  return { dataId: transposed.dataId, shape: [...b.shape.slice(0, -2), b.shape[rank - 1], b.shape[rank - 2]], dtype: transposed.dtype };
 }
 
 /** The cache tag of a transposed weight: its matrix shape, since callers may view the same data differently. */
