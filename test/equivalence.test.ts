@@ -23,6 +23,8 @@ describe('checkEquivalence', () => {
       assert.equal(report.equivalent, true, `max relative difference ${report.maxRelativeDifference}`);
       assert.equal(report.deterministic, true);
       assert.ok(report.maxRelativeDifference <= 1e-5);
+      assert.ok(report.roundingNoise >= 0 && report.roundingNoise < 1e-5, `rounding noise ${report.roundingNoise}`);
+      assert.equal(report.bound, Math.max(1e-5, 10 * report.roundingNoise));
       assert.deepEqual(report.suspects, []);
       assert.equal(report.variables.length, 4);
       assert.deepEqual(report.microBatchSizes, n === 64 ? [16, 16, 16, 16] : [16, 16, 16, 15]);
@@ -37,6 +39,7 @@ describe('checkEquivalence', () => {
     assert.equal(report.equivalent, false);
     assert.equal(report.deterministic, true);
     assert.ok(report.maxRelativeDifference > 1e-3, `${report.maxRelativeDifference}`);
+    assert.ok(report.maxRelativeDifference > 100 * report.bound, 'far above rounding');
     assert.deepEqual(report.suspects.map((s) => [s.layer, s.className]), [['bn', 'BatchNormalization']]);
     assert.match(report.suspects[0].reason, /micro-batch/);
     assertBitIdentical(weightsOf(model), before);
