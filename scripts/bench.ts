@@ -13,7 +13,7 @@
  *   step as 3x the forward pass's multiply-adds x 2 (forward, input gradient, weight gradient);
  * - the time of a 4 x 16 accumulation window (GradientAccumulator) over one 1 x 64 step;
  * - the share of a window spent on accumulation bookkeeping (adding into the accumulators,
- *   the finiteness check, averaging, zeroing): `addGradients` on precomputed gradients for a
+ *   the finiteness check, averaging): `addGradients` on precomputed gradients for a
  *   whole window, minus the `applyGradients` a plain step also pays, over the window's time;
  * - the peak memory of the window and of the 1 x 64 step (`tf.profile().peakBytes` above what
  *   was allocated before), next to the theoretical ratio (see `theoryNote` below).
@@ -201,11 +201,12 @@ async function measureWindow(backend: string, name: ModelName): Promise<WindowRo
   const stepTime = time(step64, CONFIG.seconds, CONFIG.warmup);
 
   // Bookkeeping: a window of addGradients on fixed gradients (add, check, and at the end
-  // average + apply + zero), minus the applyGradients that a plain step pays as well.
+  // average + apply), minus the applyGradients that a plain step pays as well. No sampleCount:
+  // `step` folds the micro-batch size into the loss, so its gradients arrive already weighted.
   const { value, grads } = tf.variableGrads(lossFn(name, model, micro[0].xs, micro[0].ys), vars);
   value.dispose();
   const adding = time(() => {
-    for (let i = 0; i < k; i++) accumulator.addGradients(grads, b);
+    for (let i = 0; i < k; i++) accumulator.addGradients(grads);
   }, CONFIG.seconds, CONFIG.warmup);
   const applying = time(() => optimizer.applyGradients(grads), CONFIG.seconds, CONFIG.warmup);
   tf.dispose(grads);

@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
-import { addWeighted, allFinite, averageGradients, clipByGlobalNorm } from './accumulation';
+import { addWeighted, averageGradients, clipByGlobalNorm } from './accumulation';
 import { argumentError, verbatim, describe, isPositiveFinite, isPositiveInteger } from './errors';
 import {
   AccumulationSchedule,
@@ -279,9 +279,11 @@ export class GradientAccumulator {
           try {
             const loss = lossFn();
             ({ count, unit, weight } = this.describeLoss(loss, sampleCount));
-            // Note: a per-sample loss is differentiated as a sum; the division by the window's
-            // sample count happens once, at the update (see averageGradients).
-            return (loss.rank === 1 ? tf.sum(loss) : loss) as tf.Scalar;
+            // Note: the objective is the micro-batch's summed loss (a per-sample loss summed, a
+            // mean times sampleCount), so its gradient needs no scaling here; the division by the
+            // window's sample count happens once, at the update (see averageGradients).
+            if (loss.rank === 1) return tf.sum(loss) as tf.Scalar;
+            return (weight === 1 ? loss : tf.mul(loss, weight)) as tf.Scalar;
           } catch (error) {
             // tfjs never frees the tensors a tape saved for backprop when f throws inside
             // variableGrads. Returning a scalar lets it finish and clean up; we rethrow below.
@@ -290,7 +292,7 @@ export class GradientAccumulator {
             return tf.scalar(0);
           }
         }, vars);
-        const meanLoss = unit === 'samples' && weight === 1 ? tf.div(value, count) : value;
+        const meanLoss = unit === 'samples' ? tf.div(value, count) : value;
         return { gradients: vars.map((v) => grads[v.name] ?? null), meanLoss: meanLoss as tf.Scalar };
       });
     let computed: ReturnType<typeof compute>;
@@ -307,7 +309,7 @@ export class GradientAccumulator {
       gradients = gradients.filter((g) => g !== null);
     }
     try {
-      return this.accumulate(trained, gradients, meanLoss, { count, unit, weight });
+      return this.accumulate(trained, gradients, meanLoss, { count, unit, weight: 1 });
     } finally {
       tf.dispose([...gradients.filter((g): g is tf.Tensor => g !== null), meanLoss]);
     }
@@ -357,18 +359,23 @@ export class GradientAccumulator {
       );
     }
     const windowSize = this.window.size ?? this.resolveWindowSize();
+    // The first micro-step of a window starts the sums from its own gradient, so the
+    // accumulators never need zeroing: what they hold between windows is stale and unread.
+    const accumulators = this.window.microBatches === 0 ? null : this.accumulators;
     const { sums, check } = tf.tidy(() => {
-      const accumulators = this.accumulators;
-      const sums = gradients.map((g, i) => addWeighted(accumulators ? accumulators[i] : tf.zeros(vars[i].shape), g, weight));
-      const loss = meanLoss ?? tf.scalar(0);
-      // Checking the new sums, not just this gradient, also catches a sum that overflows.
-      return { sums, check: tf.stack([loss.toFloat(), allFinite([...sums, loss]).toFloat()]) };
+      const sums = gradients.map((g, i) =>
+        accumulators ? addWeighted(accumulators[i], g, weight) : g === null ? tf.zeros(vars[i].shape) : weight === 1 ? tf.clone(g) : tf.mul(g, weight),
+      );
+      // One reduction finds any NaN or ±Infinity in the new sums: they propagate through a sum.
+      // (A sum of finite values beyond ±3.4e38 also counts as non-finite, which it is in float32.)
+      const total = sums.length === 1 ? tf.sum(sums[0]) : tf.addN(sums.map((t) => tf.sum(t)));
+      return { sums, check: tf.stack([meanLoss ?? tf.scalar(0), total]) };
     });
-    // One host read per micro-step: the loss to report and the finiteness flag together.
-    const [checkedLoss, finiteFlag] = check.dataSync();
+    // One host read per micro-step: the loss to report and the finiteness check together.
+    const [checkedLoss, total] = check.dataSync();
     check.dispose();
     const lossValue = meanLoss === null ? Number.NaN : checkedLoss;
-    if (finiteFlag !== 1) {
+    if (!Number.isFinite(checkedLoss) || !Number.isFinite(total)) {
       tf.dispose(sums);
       return this.handleNonFinite(lossValue, count, windowSize);
     }
@@ -421,7 +428,9 @@ export class GradientAccumulator {
     const vars = this.vars ?? [];
     const accumulators: SerializedTensor[] = [];
     for (let i = 0; i < vars.length; i++) {
-      accumulators.push(await readTensor(vars[i].name, this.accumulators ? this.accumulators[i] : null, vars[i].shape));
+      // Between windows the accumulators hold stale sums that no one reads: save zeros.
+      const live = this.accumulators && this.window.microBatches > 0 ? this.accumulators[i] : null;
+      accumulators.push(await readTensor(vars[i].name, live, vars[i].shape));
     }
     let optimizer: SerializedTensor[] | null = null;
     if (options.includeOptimizer !== false) {
@@ -599,7 +608,6 @@ export class GradientAccumulator {
     });
     if (microBatches === 0) return nothing(null);
     if (poisoned) {
-      this.zeroAccumulators();
       this.skippedWindowCount += 1;
       this.window = emptyWindow(this.vars?.length ?? 0);
       return nothing('window');
@@ -625,15 +633,9 @@ export class GradientAccumulator {
     } finally {
       tf.dispose(gradients);
     }
-    this.zeroAccumulators();
     this.updateStepCount += 1;
     this.window = emptyWindow(vars.length);
     return { applied: true, skipped: null, updateStep: this.updateStepCount, microBatches, weight, gradientNorm };
-  }
-
-  private zeroAccumulators(): void {
-    if (!this.accumulators) return;
-    tf.tidy(() => this.accumulators!.forEach((a) => a.assign(tf.zerosLike(a))));
   }
 
   private checkAlive(): void {

@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
-import { argumentError, isPositiveFinite, isPositiveInteger } from '../errors';
+import { argumentError, isPositiveFinite, isPositiveInteger, verbatim } from '../errors';
 import { GradientAccumulator } from '../gradientAccumulator';
 import { MnistData, loadMnist, mnistMicroBatches } from '../data/mnist';
 import { NORMALIZATIONS, NormalizationKind, checkNormalization, cnn, mlp } from '../models';
@@ -254,7 +254,7 @@ export async function runNormExperiment(args: NormExperimentArgs = {}): Promise<
   const ownsData = args.data === undefined;
   const data = args.data ?? loadMnist({ trainSize: config.trainSize, testSize: config.testSize });
   if (data.train.size < config.trainSize || data.test.size < config.testSize) {
-    throw argumentError('runNormExperiment', 'data', `MNIST data holding at least trainSize (${config.trainSize}) training and testSize (${config.testSize}) test images`, `${data.train.size} and ${data.test.size}`);
+    throw argumentError('runNormExperiment', 'data', `MNIST data holding at least trainSize (${config.trainSize}) training and testSize (${config.testSize}) test images`, verbatim(`${data.train.size} and ${data.test.size} images`));
   }
   const records: NormRunRecord[] = [];
   const plan = config.normalizations.flatMap((normalization) =>
