@@ -59,12 +59,3 @@ export function clipByGlobalNorm(tensors: tf.Tensor[], clipNorm: number): { clip
   });
   return { clipped, norm };
 }
-
-/** A boolean scalar: true when every element of every tensor is finite (no NaN, no ±Infinity). */
-export function allFinite(tensors: tf.Tensor[]): tf.Scalar {
-  return tf.tidy(() => {
-    if (tensors.length === 0) return tf.scalar(true, 'bool');
-    const flags = tensors.map((t) => tf.all(tf.isFinite(t)));
-    return (flags.length === 1 ? flags[0] : tf.all(tf.stack(flags))) as tf.Scalar;
-  });
-}
