@@ -26,7 +26,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { BackendPreference, describeEnvironment, selectBackend } from '../src/backend';
-import { GradientAccumulator } from '../src/gradientAccumulator';
+import { Timing, measureAccumulation, timeCall } from '../src/measure';
 import { cnn, mlp, simpleNet } from '../src/models';
 
 type ModelName = 'simpleNet' | 'mlp' | 'cnn';
@@ -126,33 +126,9 @@ function plainStep(name: ModelName, model: tf.LayersModel, optimizer: tf.Optimiz
   };
 }
 
-/**
- * Mean time of `fn` after warm-up, repeated for `seconds` (at least `minReps` times).
- *
- * `ms` is process CPU time per call, `wallMs` wall-clock time. Other processes share this
- * machine's cores, and wall time then counts the time the scheduler gave them; the runs here are
- * single-threaded (wasm without threads, cpu, PyTorch on one thread), so on an idle machine the
- * two agree. The tables use CPU time, for tfjs and PyTorch alike.
- */
-function time(fn: () => void, seconds: number, warmup: number, minReps = 3): { ms: number; wallMs: number; reps: number } {
-  let first = 0;
-  const warmStart = performance.now();
-  for (let i = 0; i < warmup || (performance.now() - warmStart) / 1000 < CONFIG.warmupSeconds; i++) {
-    const t = performance.now();
-    fn();
-    first = performance.now() - t;
-    if (first > CONFIG.slowStepMs || warmup === 0) break;
-  }
-  if (first > CONFIG.slowStepMs) minReps = 1;
-  let reps = 0;
-  const start = performance.now();
-  const cpuStart = process.cpuUsage();
-  do {
-    fn();
-    reps++;
-  } while (reps < minReps || (performance.now() - start) / 1000 < seconds);
-  const cpu = process.cpuUsage(cpuStart);
-  return { ms: (cpu.user + cpu.system) / 1000 / reps, wallMs: (performance.now() - start) / reps, reps };
+/** Times `fn` with this run's settings (see `timeCall` in src/measure.ts: process CPU time). */
+function time(fn: () => void, seconds: number, warmup: number): Timing {
+  return timeCall(fn, { seconds, warmup, warmupSeconds: CONFIG.warmupSeconds, slowCallMs: CONFIG.slowStepMs });
 }
 
 function measureStep(backend: string, name: ModelName, batch: number, seconds: number): StepRow {
@@ -173,72 +149,36 @@ function measureStep(backend: string, name: ModelName, batch: number, seconds: n
   }
 }
 
-async function peakAbove(fn: () => void): Promise<number> {
-  const before = tf.memory().numBytes;
-  const profile = await tf.profile(() => {
-    fn();
-    return [];
-  });
-  return profile.peakBytes - before;
-}
-
 async function measureWindow(backend: string, name: ModelName): Promise<WindowRow> {
   const { accumulationSteps: k, microBatchSize: b } = CONFIG;
   const model = buildModel(name);
-  const vars = trainable(model);
-  const micro = Array.from({ length: k }, (_, i) => batchOf(name, b, 10 + i));
-  const big = batchOf(name, k * b, 20);
-  // The accumulator owns (and disposes) the optimizer it wraps; plain steps get their own.
-  const optimizer = tf.train.sgd(0.01);
-  const accumulator = new GradientAccumulator({ optimizer: tf.train.sgd(0.01), accumulationSteps: k, varList: model.trainableWeights });
-  const window = () => {
-    for (const m of micro) accumulator.step(lossFn(name, model, m.xs, m.ys), { sampleCount: b });
-  };
-  const step64 = plainStep(name, model, optimizer, big);
-  const step16 = plainStep(name, model, optimizer, micro[0]);
-
-  const windowTime = time(window, CONFIG.seconds, CONFIG.warmup);
-  const stepTime = time(step64, CONFIG.seconds, CONFIG.warmup);
-
-  // Bookkeeping: a window of addGradients on fixed gradients (add, check, and at the end
-  // average + apply), minus the applyGradients that a plain step pays as well. No sampleCount:
-  // `step` folds the micro-batch size into the loss, so its gradients arrive already weighted.
-  const { value, grads } = tf.variableGrads(lossFn(name, model, micro[0].xs, micro[0].ys), vars);
-  value.dispose();
-  const adding = time(() => {
-    for (let i = 0; i < k; i++) accumulator.addGradients(grads);
-  }, CONFIG.seconds, CONFIG.warmup);
-  const applying = time(() => optimizer.applyGradients(grads), CONFIG.seconds, CONFIG.warmup);
-  tf.dispose(grads);
-  const bookkeepingMs = Math.max(0, adding.ms - applying.ms);
-
-  // Memory: peaks above the baseline. A fresh accumulator, so that its buffers count.
-  const step16Peak = await peakAbove(step16);
-  const step64Peak = await peakAbove(step64);
-  accumulator.dispose();
-  const fresh = new GradientAccumulator({ optimizer: tf.train.sgd(0.01), accumulationSteps: k, varList: model.trainableWeights });
-  const windowPeak = await peakAbove(() => {
-    for (const m of micro) fresh.step(lossFn(name, model, m.xs, m.ys), { sampleCount: b });
-  });
-  fresh.dispose();
-  const parameterBytes = vars.reduce((s, v) => s + v.size * 4, 0);
-
-  tf.dispose([...micro.flatMap((m) => [m.xs, m.ys]), big.xs, big.ys]);
-  optimizer.dispose();
-  model.dispose();
-  return {
-    backend,
-    model: name,
-    windowMs: windowTime.ms,
-    stepMs: stepTime.ms,
-    timeRatio: windowTime.ms / stepTime.ms,
-    bookkeepingMs,
-    bookkeepingShare: bookkeepingMs / windowTime.ms,
-    peakBytes: { window: windowPeak, step64: step64Peak, step16: step16Peak },
-    memoryRatio: windowPeak / step64Peak,
-    memoryRatioTheory: (step16Peak + 2 * parameterBytes) / step64Peak,
-    parameterBytes,
-  };
+  const microBatches = Array.from({ length: k }, (_, i) => batchOf(name, b, 10 + i));
+  const batch = batchOf(name, k * b, 20);
+  try {
+    const m = await measureAccumulation({
+      model,
+      loss: name === 'simpleNet' ? tf.losses.meanSquaredError : tf.losses.softmaxCrossEntropy,
+      microBatches,
+      batch,
+      timing: { seconds: CONFIG.seconds, warmup: CONFIG.warmup, warmupSeconds: CONFIG.warmupSeconds, slowCallMs: CONFIG.slowStepMs },
+    });
+    return {
+      backend,
+      model: name,
+      windowMs: m.windowMs,
+      stepMs: m.stepMs,
+      timeRatio: m.timeRatio,
+      bookkeepingMs: m.bookkeepingMs,
+      bookkeepingShare: m.bookkeepingShare,
+      peakBytes: { window: m.peakBytes.window, step64: m.peakBytes.step, step16: m.peakBytes.microStep },
+      memoryRatio: m.memoryRatio,
+      memoryRatioTheory: m.memoryRatioTheory,
+      parameterBytes: m.parameterBytes,
+    };
+  } finally {
+    tf.dispose([...microBatches.flatMap((d) => [d.xs, d.ys]), batch.xs, batch.ys]);
+    model.dispose();
+  }
 }
 
 const theoryNote =

@@ -53,3 +53,5 @@ export { selectBackend, describeEnvironment, BACKEND_PREFERENCES, BACKEND_ENV_VA
 export type { BackendPreference, SelectBackendArgs, EnvironmentReport } from './backend';
 export { installFastKernels, uninstallFastKernels, installedFastKernels, FAST_KERNEL_BACKENDS } from './kernels';
 export type { KernelReplacement, FastKernelBackend } from './kernels';
+export { measureAccumulation, peakBytesAbove, timeCall } from './measure';
+export type { AccumulationMeasurement, Batch, MeasureAccumulationArgs, TimeCallArgs, Timing } from './measure';

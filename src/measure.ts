@@ -1,0 +1,210 @@
+import * as tf from '@tensorflow/tfjs';
+import { argumentError, isPositiveFinite } from './errors';
+import { GradientAccumulator } from './gradientAccumulator';
+
+/**
+ * Measuring what accumulation costs: time, bookkeeping and peak memory of a window of
+ * micro-batches against one step on the whole batch. Used by `npm run bench` and by the
+ * "Memory and speed" notebook, so both report the same quantities the same way.
+ */
+
+/** Options of {@link timeCall}. */
+export interface TimeCallArgs {
+  /** Seconds of timed calls after the warm-up. Default 1. */
+  seconds?: number;
+  /** Warm-up calls before timing (V8 and XNNPACK prepare on first calls). Default 3. */
+  warmup?: number;
+  /** Also keep warming up until this many seconds have passed. Default 0.5. */
+  warmupSeconds?: number;
+  /** Fewest timed calls. Default 3. */
+  minReps?: number;
+  /** A call slower than this (ms) in the warm-up is timed only once. Default 1,500. */
+  slowCallMs?: number;
+}
+
+/** The result of {@link timeCall}. */
+export interface Timing {
+  /** Process CPU time per call, ms. */
+  ms: number;
+  /** Wall-clock time per call, ms. */
+  wallMs: number;
+  /** Timed calls. */
+  reps: number;
+}
+
+/**
+ * Mean time of `fn` after a warm-up.
+ *
+ * Note: `ms` is process CPU time, not wall time. Training here is single-threaded (wasm without
+ * threads, cpu, PyTorch on one thread), so on an idle machine the two agree, and on a shared
+ * machine CPU time does not count the time the scheduler gave to other processes.
+ */
+export function timeCall(fn: () => void, args: TimeCallArgs = {}): Timing {
+  const seconds = args.seconds ?? 1;
+  const warmup = args.warmup ?? 3;
+  const warmupSeconds = args.warmupSeconds ?? 0.5;
+  const slowCallMs = args.slowCallMs ?? 1500;
+  let minReps = args.minReps ?? 3;
+  if (!(seconds >= 0)) throw argumentError('timeCall', 'seconds', 'a number ≥ 0', seconds);
+  let last = 0;
+  const warmStart = performance.now();
+  for (let i = 0; i < warmup || (performance.now() - warmStart) / 1000 < warmupSeconds; i++) {
+    const t = performance.now();
+    fn();
+    last = performance.now() - t;
+    if (last > slowCallMs || warmup === 0) break;
+  }
+  if (last > slowCallMs) minReps = 1;
+  let reps = 0;
+  const start = performance.now();
+  const cpuStart = process.cpuUsage();
+  do {
+    fn();
+    reps++;
+  } while (reps < minReps || (performance.now() - start) / 1000 < seconds);
+  const cpu = process.cpuUsage(cpuStart);
+  return { ms: (cpu.user + cpu.system) / 1000 / reps, wallMs: (performance.now() - start) / reps, reps };
+}
+
+/** Peak backend memory (bytes) that `fn` allocates above what was allocated before it ran. */
+export async function peakBytesAbove(fn: () => void): Promise<number> {
+  const before = tf.memory().numBytes;
+  const profile = await tf.profile(() => {
+    fn();
+    return [];
+  });
+  return profile.peakBytes - before;
+}
+
+/** A batch of inputs and targets. */
+export interface Batch {
+  xs: tf.Tensor;
+  ys: tf.Tensor;
+}
+
+/** Options of {@link measureAccumulation}. */
+export interface MeasureAccumulationArgs {
+  /** The model to train. Its weights change while it is measured. Required. */
+  model: tf.LayersModel;
+  /** Mean loss of a batch, `(ys, predictions) => scalar`. Required. */
+  loss: (ys: tf.Tensor, predictions: tf.Tensor) => tf.Tensor;
+  /** The micro-batches of one window, all of the same size. Required. */
+  microBatches: Batch[];
+  /** The same number of samples as one batch, for the plain step compared with. Required. */
+  batch: Batch;
+  /** Options of each timing. Default: those of {@link timeCall}. */
+  timing?: TimeCallArgs;
+}
+
+/** What {@link measureAccumulation} found. */
+export interface AccumulationMeasurement {
+  /** Time of one window: `accumulationSteps` micro-steps and the update, ms. */
+  windowMs: number;
+  /** Time of one plain SGD step on the whole batch, ms. */
+  stepMs: number;
+  /** windowMs / stepMs. */
+  timeRatio: number;
+  /**
+   * Time per window of the accumulator's own work (adding, checking, averaging), ms: a window
+   * of `addGradients` on fixed gradients minus the `applyGradients` a plain step also pays.
+   */
+  bookkeepingMs: number;
+  /** bookkeepingMs / windowMs. */
+  bookkeepingShare: number;
+  /** Peak bytes above the baseline: of a window, of a plain step on the batch, of one on a micro-batch. */
+  peakBytes: { window: number; step: number; microStep: number };
+  /** peakBytes.window / peakBytes.step. */
+  memoryRatio: number;
+  /**
+   * The ratio expected: (peak of a plain micro-batch step + 2 × parameter bytes) / peak of a
+   * plain step on the whole batch. A window holds one micro-batch's activations and gradients
+   * at a time, plus two parameter-sized buffers: the accumulators and the new running sums while
+   * a micro-step is added in. It is an upper bound: the sums can reuse freed gradient memory.
+   */
+  memoryRatioTheory: number;
+  /** Bytes of the trainable parameters. */
+  parameterBytes: number;
+}
+
+/**
+ * Measures a window of micro-batches through `GradientAccumulator` against one plain SGD step
+ * on the whole batch: time, bookkeeping and peak memory, on the active backend.
+ */
+export async function measureAccumulation(args: MeasureAccumulationArgs): Promise<AccumulationMeasurement> {
+  const owner = 'measureAccumulation';
+  const { model, loss, microBatches, batch } = args ?? ({} as MeasureAccumulationArgs);
+  if (!(model instanceof tf.LayersModel)) throw argumentError(owner, 'model', 'a tf.LayersModel', model);
+  if (typeof loss !== 'function') throw argumentError(owner, 'loss', 'a function (ys, predictions) => scalar', loss);
+  if (!Array.isArray(microBatches) || microBatches.length === 0) {
+    throw argumentError(owner, 'microBatches', 'a non-empty array of { xs, ys }', microBatches);
+  }
+  const microBatchSize = microBatches[0].xs.shape[0];
+  if (microBatches.some((m) => m.xs.shape[0] !== microBatchSize)) {
+    throw argumentError(owner, 'microBatches', 'micro-batches of one size', microBatches.map((m) => m.xs.shape[0]));
+  }
+  if (!batch || batch.xs?.shape[0] !== microBatchSize * microBatches.length) {
+    throw argumentError(owner, 'batch', `a batch of ${microBatchSize * microBatches.length} samples, as many as the micro-batches hold`, batch?.xs);
+  }
+  const timing = args.timing ?? {};
+  if (timing.seconds !== undefined && !isPositiveFinite(timing.seconds)) {
+    throw argumentError(owner, 'timing.seconds', 'a finite number > 0', timing.seconds);
+  }
+
+  const vars = model.trainableWeights.map((w) => w.read() as tf.Variable);
+  const lossOf = (data: Batch) => () => loss(data.ys, model.apply(data.xs, { training: true }) as tf.Tensor) as tf.Scalar;
+  const plainStep = (optimizer: tf.Optimizer, data: Batch) => () => {
+    const { value, grads } = tf.variableGrads(lossOf(data), vars);
+    optimizer.applyGradients(grads);
+    tf.dispose(grads);
+    value.dataSync();
+    value.dispose();
+  };
+  const optimizer = tf.train.sgd(0.01);
+  const accumulator = new GradientAccumulator({ optimizer: tf.train.sgd(0.01), accumulationSteps: microBatches.length, varList: vars });
+  const window = () => {
+    for (const m of microBatches) accumulator.step(lossOf(m), { sampleCount: microBatchSize });
+  };
+  try {
+    const windowTime = timeCall(window, timing);
+    const stepTime = timeCall(plainStep(optimizer, batch), timing);
+
+    // `step` folds the micro-batch size into the loss, so its gradients arrive weighted: time
+    // addGradients without a sampleCount, as step pays it.
+    const { value, grads } = tf.variableGrads(lossOf(microBatches[0]), vars);
+    value.dispose();
+    let bookkeepingMs: number;
+    try {
+      const adding = timeCall(() => {
+        for (let i = 0; i < microBatches.length; i++) accumulator.addGradients(grads);
+      }, timing);
+      const applying = timeCall(() => optimizer.applyGradients(grads), timing);
+      bookkeepingMs = Math.max(0, adding.ms - applying.ms);
+    } finally {
+      tf.dispose(grads);
+    }
+
+    // Memory: a fresh accumulator, so that creating its buffers counts.
+    const microStepPeak = await peakBytesAbove(plainStep(optimizer, microBatches[0]));
+    const stepPeak = await peakBytesAbove(plainStep(optimizer, batch));
+    const fresh = new GradientAccumulator({ optimizer: tf.train.sgd(0.01), accumulationSteps: microBatches.length, varList: vars });
+    const windowPeak = await peakBytesAbove(() => {
+      for (const m of microBatches) fresh.step(lossOf(m), { sampleCount: microBatchSize });
+    });
+    fresh.dispose();
+    const parameterBytes = vars.reduce((s, v) => s + v.size * 4, 0);
+    return {
+      windowMs: windowTime.ms,
+      stepMs: stepTime.ms,
+      timeRatio: windowTime.ms / stepTime.ms,
+      bookkeepingMs,
+      bookkeepingShare: bookkeepingMs / windowTime.ms,
+      peakBytes: { window: windowPeak, step: stepPeak, microStep: microStepPeak },
+      memoryRatio: windowPeak / stepPeak,
+      memoryRatioTheory: (microStepPeak + 2 * parameterBytes) / stepPeak,
+      parameterBytes,
+    };
+  } finally {
+    accumulator.dispose();
+    optimizer.dispose();
+  }
+}

@@ -1,0 +1,49 @@
+import * as tf from '@tensorflow/tfjs';
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { measureAccumulation, peakBytesAbove, timeCall } from '../src/measure';
+import { assertThrowsMentioning, batch, denseModel, split } from './helpers';
+
+describe('measuring accumulation', () => {
+  it('timeCall warms up, then times at least minReps calls', () => {
+    let calls = 0;
+    const t = timeCall(() => calls++, { seconds: 0, warmup: 2, warmupSeconds: 0, minReps: 5 });
+    assert.equal(t.reps, 5);
+    assert.equal(calls, 7);
+    assert.ok(t.ms >= 0 && t.wallMs >= 0);
+  });
+
+  it('peakBytesAbove counts what a function allocates, even if it frees it', async () => {
+    // 1,000 float32 values = 4,000 bytes, allocated and freed inside.
+    const peak = await peakBytesAbove(() => tf.tidy(() => { tf.zeros([1000]).add(1); }));
+    assert.ok(peak >= 4000, `${peak}`);
+  });
+
+  it('measures a window against one big step, and leaks nothing', async () => {
+    const data = batch(32);
+    const microBatches = split(data, [8, 8, 8, 8]);
+    const model = denseModel();
+    const before = tf.memory().numTensors;
+    const m = await measureAccumulation({ model, loss: tf.losses.meanSquaredError, microBatches, batch: data, timing: { seconds: 0.01, warmup: 1, warmupSeconds: 0 } });
+    assert.equal(tf.memory().numTensors, before);
+    assert.ok(m.windowMs > 0 && m.stepMs > 0 && m.bookkeepingMs >= 0);
+    assert.equal(m.timeRatio, m.windowMs / m.stepMs);
+    assert.equal(m.parameterBytes, 4 * (10 * 8 + 8 + 8 + 1));
+    assert.ok(m.peakBytes.window > 0 && m.peakBytes.step > 0 && m.peakBytes.microStep > 0);
+    assert.ok(m.memoryRatio <= 1.1 * m.memoryRatioTheory, `${m.memoryRatio} vs ${m.memoryRatioTheory}`);
+    model.dispose();
+  });
+
+  it('rejects bad input', async () => {
+    const data = batch(8);
+    const model = denseModel();
+    const microBatches = split(data, [4, 4]);
+    const args = { model, loss: tf.losses.meanSquaredError, microBatches, batch: data };
+    await assert.rejects(measureAccumulation({ ...args, model: {} as never }), /model must be a tf.LayersModel/);
+    await assert.rejects(measureAccumulation({ ...args, microBatches: [] }), /microBatches must be a non-empty array/);
+    await assert.rejects(measureAccumulation({ ...args, microBatches: split(data, [3, 5]) }), /micro-batches of one size/);
+    await assert.rejects(measureAccumulation({ ...args, batch: split(data, [4, 4])[0] }), /batch must be a batch of 8 samples/);
+    assertThrowsMentioning(() => timeCall(() => {}, { seconds: -1 }), 'seconds');
+    model.dispose();
+  });
+});
