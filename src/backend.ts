@@ -207,6 +207,10 @@ async function tryBackend(attempt: Attempt, args: SelectBackendArgs, state: Sele
       state.wasm.threadsCount = wasm.getThreadsCount();
     } else if (!(await setBackendQuietly('cpu'))) {
       return 'the cpu backend failed to initialize';
+    } else {
+      // tfjs's cpu backend prints a multi-line "install tfjs-node" banner on its first tensor;
+      // the report already says whether tfjs-node loaded and why not.
+      (tf.backend() as unknown as { firstUse?: boolean }).firstUse = false;
     }
     if (attempt.endsWith('-stock')) uninstallFastKernels(name);
     else installFastKernels(name);
