@@ -82,14 +82,7 @@ export function baseLayout(title: string, xTitle: string, yTitle: string): Recor
 
 /** A line chart with one trace per series. */
 export function lineChart(args: LineChartArgs): PlotlyFigure {
-  if (!args || !Array.isArray(args.series) || args.series.length === 0) {
-    throw new Error('lineChart: series must be a non-empty array of { name, x, y }.');
-  }
-  for (const s of args.series) {
-    if (s.x.length !== s.y.length) {
-      throw new Error(`lineChart: series "${s.name}" must have as many x as y values; got ${s.x.length} and ${s.y.length}.`);
-    }
-  }
+  checkSeries('lineChart', args);
   const markers = args.markers ?? true;
   const layout = baseLayout(args.title, args.xTitle, args.yTitle);
   if (args.logX) (layout.xaxis as Record<string, unknown>).type = 'log';
@@ -106,6 +99,47 @@ export function lineChart(args: LineChartArgs): PlotlyFigure {
     })),
     layout,
   };
+}
+
+/** Options of {@link barChart}: one group of bars per x category, one bar per series. */
+export interface BarChartArgs {
+  /** Chart title. Required. */
+  title: string;
+  /** x-axis title. Required. */
+  xTitle: string;
+  /** y-axis title. Required. */
+  yTitle: string;
+  /** One series per bar colour; `x` holds the categories. Required, at least one. */
+  series: Omit<Series, 'dashed'>[];
+}
+
+/** A grouped bar chart: for comparing a few quantities across categories (models, backends). */
+export function barChart(args: BarChartArgs): PlotlyFigure {
+  checkSeries('barChart', args);
+  return {
+    data: args.series.map((s, i) => ({
+      type: 'bar',
+      name: s.name,
+      x: s.x,
+      y: s.y,
+      marker: { color: PALETTE[i % PALETTE.length] },
+      ...(s.errorY ? { error_y: { type: 'data' as const, array: s.errorY, visible: true } } : {}),
+    })),
+    layout: { ...baseLayout(args.title, args.xTitle, args.yTitle), barmode: 'group' },
+  };
+}
+
+/** The checks every chart builder makes on its series. */
+function checkSeries(owner: string, args: { series?: unknown } | undefined): void {
+  const series = args?.series as { name: string; x: unknown[]; y: unknown[] }[] | undefined;
+  if (!Array.isArray(series) || series.length === 0) {
+    throw new Error(`${owner}: series must be a non-empty array of { name, x, y }.`);
+  }
+  for (const s of series) {
+    if (s.x.length !== s.y.length) {
+      throw new Error(`${owner}: series "${s.name}" must have as many x as y values; got ${s.x.length} and ${s.y.length}.`);
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

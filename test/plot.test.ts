@@ -3,7 +3,7 @@ import Module from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, describe, it } from 'node:test';
-import { figureBundle, figureSvg, figureText, lineChart, PLOTLY_MIME, showFigure, type PlotlyFigure } from '../src/plot';
+import { barChart, figureBundle, figureSvg, figureText, lineChart, PLOTLY_MIME, showFigure, type PlotlyFigure } from '../src/plot';
 
 // The module the tslab kernel loads; it sets `lastWriteDisplayData` before every cell.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -136,3 +136,15 @@ describe('showFigure', () => {
     assert.deepEqual(content.metadata, {});
   });
 });
+
+describe('barChart', () => {
+  it('groups one bar per series in each category, and draws them without plotly.js', () => {
+    const fig = barChart({ title: 'Peak memory', xTitle: 'model', yTitle: 'ratio', series: [{ name: 'measured', x: ['CNN', 'MLP'], y: [0.25, 0.95] }, { name: 'expected', x: ['CNN', 'MLP'], y: [0.25, 1.12] }] });
+    assert.deepEqual(fig.data.map((t) => [t.type, t.name, t.x, t.y]), [['bar', 'measured', ['CNN', 'MLP'], [0.25, 0.95]], ['bar', 'expected', ['CNN', 'MLP'], [0.25, 1.12]]]);
+    assert.equal(fig.layout.barmode, 'group');
+    const bars = (figureSvg(fig).match(/<rect [^>]*fill="#[0-9A-F]{6}"/g) ?? []).filter((r) => !r.includes('width="14"')); // not legend swatches
+    assert.equal(bars.length, 4, 'four bars');
+    assert.throws(() => barChart({ title: 't', xTitle: 'x', yTitle: 'y', series: [{ name: 's', x: ['a'], y: [] }] }), /barChart: series "s" must have as many x as y values/);
+  });
+});
+
