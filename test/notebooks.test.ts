@@ -1,0 +1,98 @@
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import * as ts from 'typescript';
+import * as library from '../src/index';
+
+/**
+ * The rules every tutorial notebook keeps (they are read, not run, here; `npm test` also runs
+ * them): committed clean, the same shape, and never a private copy of library code.
+ */
+
+const folder = join(__dirname, '..', 'notebooks');
+const files = readdirSync(folder).filter((f) => f.endsWith('.ipynb')).sort();
+
+interface Cell {
+  cell_type: string;
+  source: string | string[];
+  outputs?: unknown[];
+  execution_count?: number | null;
+}
+const read = (file: string) => JSON.parse(readFileSync(join(folder, file), 'utf8')) as { cells: Cell[]; metadata: { kernelspec?: { name?: string } } };
+const text = (cell: Cell) => (Array.isArray(cell.source) ? cell.source.join('') : cell.source);
+
+/** Every name `src/index.ts` exports, values and types alike. */
+function exportedNames(): Set<string> {
+  const names = new Set(Object.keys(library));
+  const index = ts.createSourceFile('index.ts', readFileSync(join(__dirname, '..', 'src', 'index.ts'), 'utf8'), ts.ScriptTarget.Latest);
+  index.forEachChild((node) => {
+    if (ts.isExportDeclaration(node) && node.exportClause && ts.isNamedExports(node.exportClause)) {
+      for (const e of node.exportClause.elements) names.add(e.name.text);
+    }
+  });
+  return names;
+}
+
+/** Names a piece of code declares, at any depth: functions, classes, variables, types. */
+function declaredNames(code: string): string[] {
+  const source = ts.createSourceFile('cell.ts', code, ts.ScriptTarget.Latest, true);
+  const names: string[] = [];
+  const visit = (node: ts.Node) => {
+    if ((ts.isFunctionDeclaration(node) || ts.isClassDeclaration(node) || ts.isInterfaceDeclaration(node) || ts.isTypeAliasDeclaration(node)) && node.name) {
+      names.push(node.name.text);
+    }
+    if (ts.isVariableDeclaration(node) && ts.isIdentifier(node.name)) names.push(node.name.text);
+    node.forEachChild(visit);
+  };
+  visit(source);
+  return names;
+}
+
+describe('the notebooks', () => {
+  it('are the six chapters, numbered in reading order', () => {
+    assert.deepEqual(files.map((f) => f.slice(0, 3)), ['01-', '02-', '03-', '04-', '05-', '06-']);
+  });
+
+  for (const file of files) {
+    describe(file, () => {
+      const notebook = read(file);
+
+      it('is committed clean: no outputs, no execution counts', () => {
+        for (const [i, cell] of notebook.cells.entries()) {
+          if (cell.cell_type !== 'code') continue;
+          assert.deepEqual(cell.outputs, [], `cell ${i + 1} has outputs`);
+          assert.equal(cell.execution_count, null, `cell ${i + 1} has an execution count`);
+        }
+      });
+
+      it('uses the tslab kernel, opens with an H1 title and a subtitle, then one imports cell', () => {
+        assert.equal(notebook.metadata.kernelspec?.name, 'tslab');
+        const [title, imports] = notebook.cells;
+        assert.equal(title.cell_type, 'markdown');
+        const lines = text(title).split('\n').filter((l) => l.trim() !== '');
+        assert.match(lines[0], /^# \d\. /, 'an H1 title');
+        assert.ok(lines.length === 2 && !lines[1].startsWith('#'), 'one subtitle line');
+        assert.equal(imports.cell_type, 'code');
+        assert.ok(text(imports).split('\n').every((l) => l.trim() === '' || l.startsWith('import ') || /^\s|^}/.test(l)), 'only imports');
+        const elsewhere = notebook.cells.slice(2).filter((c) => c.cell_type === 'code' && /^import /m.test(text(c)));
+        assert.equal(elsewhere.length, 0, 'imports only in the imports cell');
+      });
+
+      it("imports the library by its package name and never redefines what it exports", () => {
+        const code = notebook.cells.filter((c) => c.cell_type === 'code').map(text).join('\n');
+        assert.match(code, /from 'tfjs-accumulate'/);
+        assert.doesNotMatch(code, /from '\.\.?\//, 'no relative imports of the source');
+        const exported = exportedNames();
+        const clashes = declaredNames(code).filter((name) => exported.has(name));
+        assert.deepEqual(clashes, [], `redefines library exports: ${clashes.join(', ')}`);
+      });
+    });
+  }
+
+  it('the redefinition check catches a copy of a library function', () => {
+    const names = declaredNames('function lineChart() {}\nconst checkEquivalence = () => 1;\nclass GradientAccumulator {}');
+    const exported = exportedNames();
+    assert.deepEqual(names.filter((n) => exported.has(n)), ['lineChart', 'checkEquivalence', 'GradientAccumulator']);
+  });
+});
