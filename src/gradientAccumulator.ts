@@ -381,13 +381,7 @@ export class GradientAccumulator {
     }
 
     // Commit: from here the micro-batch is part of the window.
-    this.vars = vars;
-    if (this.accumulators === null) {
-      this.accumulators = sums.map((s) => tf.variable(s, false));
-    } else {
-      this.accumulators.forEach((a, i) => a.assign(sums[i]));
-    }
-    tf.dispose(sums);
+    this.storeAccumulators(vars, sums);
     this.window.size = windowSize;
     this.window.unit = unit;
     this.window.microBatches += 1;
@@ -481,14 +475,7 @@ export class GradientAccumulator {
     const entries = matchStateToVariables(state.accumulators, vars, matchBy);
 
     // All checks passed: replace the state.
-    const values = entries.map((e, i) => tf.tensor(e.values, vars[i].shape, 'float32'));
-    this.vars = vars;
-    if (this.accumulators === null) {
-      this.accumulators = values.map((v) => tf.variable(v, false));
-    } else {
-      this.accumulators.forEach((a, i) => a.assign(values[i]));
-    }
-    tf.dispose(values);
+    this.storeAccumulators(vars, entries.map((e, i) => tf.tensor(e.values, vars[i].shape, 'float32')));
     const c = state.counters;
     this.microStepCount = c.microStep;
     this.updateStepCount = c.updateStep;
@@ -514,6 +501,20 @@ export class GradientAccumulator {
     this.accumulators = null;
     if (options.keepOptimizer !== true) this.optimizer.dispose();
     this.disposed = true;
+  }
+
+  /**
+   * Fixes the trained variables and writes `values` into the accumulators, creating them (as
+   * non-trainable Variables) the first time. Takes ownership of `values`.
+   */
+  private storeAccumulators(vars: tf.Variable[], values: tf.Tensor[]): void {
+    this.vars = vars;
+    if (this.accumulators === null) {
+      this.accumulators = values.map((v) => tf.variable(v, false));
+    } else {
+      this.accumulators.forEach((a, i) => a.assign(values[i]));
+    }
+    tf.dispose(values);
   }
 
   private describeLoss(loss: unknown, sampleCount: number | undefined): { count: number; unit: Unit; weight: number } {

@@ -95,7 +95,7 @@ export function lineChart(args: LineChartArgs): PlotlyFigure {
       y: s.y,
       mode: markers ? 'lines+markers' : 'lines',
       line: { color: PALETTE[i % PALETTE.length], dash: s.dashed ? 'dash' : 'solid' },
-      ...(s.errorY ? { error_y: { type: 'data' as const, array: s.errorY, visible: true } } : {}),
+      ...errorBars(s.errorY),
     })),
     layout,
   };
@@ -123,10 +123,15 @@ export function barChart(args: BarChartArgs): PlotlyFigure {
       x: s.x,
       y: s.y,
       marker: { color: PALETTE[i % PALETTE.length] },
-      ...(s.errorY ? { error_y: { type: 'data' as const, array: s.errorY, visible: true } } : {}),
+      ...errorBars(s.errorY),
     })),
     layout: { ...baseLayout(args.title, args.xTitle, args.yTitle), barmode: 'group' },
   };
+}
+
+/** Plotly's error bars for a trace, or nothing. */
+function errorBars(errorY: number[] | undefined): Pick<PlotlyTrace, 'error_y'> {
+  return errorY ? { error_y: { type: 'data', array: errorY, visible: true } } : {};
 }
 
 /** The checks every chart builder makes on its series. */
