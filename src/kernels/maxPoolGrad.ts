@@ -2,6 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import { CpuBackend, cpuValues } from './cpuData';
 import { KernelArgs, KernelFn, KernelPatch } from './registry';
 import { heapF32, WasmBackend } from './wasmHeap';
+import { simdKernels } from './wasmSimd';
 
 /**
  * The gradient of 2-D max pooling: each output's gradient goes to the input element that was
@@ -14,6 +15,11 @@ import { heapF32, WasmBackend } from './wasmHeap';
  *
  * Ties go to the first maximum in row-major window order, and windows whose values are all NaN
  * or −Infinity pass no gradient, exactly as in the stock cpu kernel.
+ *
+ * On wasm, 2x2 windows with stride 2 (what CNNs use) run in WebAssembly SIMD (`wasmSimd.ts`):
+ * the same comparisons as masks, so no branch depends on the data. In JS the maximum's position
+ * is a data-dependent branch that random activations mispredict about half the time (~4 ns per
+ * input element, against ~1.4 ns when the data is constant).
  */
 export interface PoolGeometry {
   batchSize: number;
@@ -140,6 +146,18 @@ function disjointWindows(x: Float32Array, dy: Float32Array, dx: Float32Array, g:
   }
 }
 
+/**
+ * 2x2 windows with stride 2 that cover the input exactly, over a multiple of 4 channels: the
+ * case of the WebAssembly SIMD loop (every window full, every input element in one window).
+ */
+function tilesExactly2x2(g: PoolGeometry): boolean {
+  return (
+    g.effectiveFilterHeight === 2 && g.effectiveFilterWidth === 2 && g.strideHeight === 2 && g.strideWidth === 2 &&
+    g.dilationHeight === 1 && g.dilationWidth === 1 && g.padInfo.top === 0 && g.padInfo.left === 0 &&
+    g.inHeight === 2 * g.outHeight && g.inWidth === 2 * g.outWidth && g.inChannels % 4 === 0 && g.batchSize * g.outHeight * g.outWidth > 0
+  );
+}
+
 function geometry(x: tf.TensorInfo, attrs: tf.MaxPoolGradAttrs): PoolGeometry {
   return tf.backend_util.computePool2DInfo(
     x.shape as [number, number, number, number],
@@ -158,6 +176,13 @@ function maxPoolGradWasm(stock: KernelFn | undefined): KernelFn {
     if (input.dtype !== 'float32' || dy.dtype !== 'float32') return (stock as KernelFn)(args);
     const g = geometry(input, args.attrs as unknown as tf.MaxPoolGradAttrs);
     const dx = backend.makeOutput(input.shape, 'float32');
+    const simd = tilesExactly2x2(g) ? simdKernels(backend) : null;
+    if (simd) {
+      const at = (t: tf.TensorInfo) => (backend.dataIdMap.get(t.dataId) as { memoryOffset: number }).memoryOffset;
+      const channelBytes = 4 * g.inChannels;
+      simd.maxPoolGrad2x2(at(input), at(dy), at(dx), g.outWidth, g.batchSize * g.outHeight, channelBytes, g.inWidth * channelBytes);
+      return dx;
+    }
     maxPoolGradLoops(heapF32(backend, input), heapF32(backend, dy), heapF32(backend, dx), g);
     return dx;
   };
@@ -177,6 +202,6 @@ function maxPoolGradCpu(stock: KernelFn | undefined): KernelFn {
 
 /** The patches of this file. */
 export const maxPoolGradPatches: KernelPatch[] = [
-  { kernelName: 'MaxPoolGrad', backendName: 'wasm', description: 'one pass over the windows, vectorized over channels', build: maxPoolGradWasm },
+  { kernelName: 'MaxPoolGrad', backendName: 'wasm', description: 'one pass over the windows, branch-free in WebAssembly SIMD for 2x2 windows with stride 2', build: maxPoolGradWasm },
   { kernelName: 'MaxPoolGrad', backendName: 'cpu', description: 'one pass over the windows instead of TensorBuffer.get per element', build: maxPoolGradCpu },
 ];

@@ -39,6 +39,20 @@ test('MaxPoolGrad sends a tie to the first maximum and skips windows of -Infinit
   });
 });
 
+test('the SIMD 2x2 path (stride 2, channels a multiple of 4) breaks ties and skips NaN/-Infinity windows as stock cpu does', async () => {
+  await expectParity('maxPool 2x2 gradient with ties, NaN and -Infinity', () => {
+    // Values in {0, 1, 2} (many tied maxima), one channel of -Infinity, one with a NaN in places.
+    const x = tf.floor(tf.mul(tf.add(randomTensor([3, 8, 6, 6], 9), 1), 1.5));
+    const nanMask = tf.greater(randomTensor([3, 8, 6, 1], 10), 0.3);
+    const withNaN = tf.where(nanMask, tf.fill([3, 8, 6, 1], NaN), tf.slice(x, [0, 0, 0, 0], [3, 8, 6, 1]));
+    const input = tf.concat([x, withNaN, tf.fill([3, 8, 6, 1], -Infinity)], 3) as tf.Tensor4D;
+    return tf.grad((t: tf.Tensor) => {
+      const y = tf.maxPool(t as tf.Tensor4D, 2, 2, 'valid');
+      return tf.sum(tf.mul(y, randomTensor(y.shape, 11)));
+    })(input);
+  });
+});
+
 test('MaxPoolGrad leaks no tensor and no backend buffer', async () => {
   for (const backend of ['wasm', 'cpu'] as const) {
     await useBackend(backend, true);
