@@ -3,6 +3,7 @@ import { CpuBackend, cpuValues } from './cpuData';
 import { GradientPatch, KernelArgs, KernelFn, KernelPatch } from './registry';
 import { BLOCK_ROWS } from './leadingAxisReduce';
 import { heapF32, sizeOf, WasmBackend } from './wasmHeap';
+import { SimdKernels, simdKernels } from './wasmSimd';
 
 /**
  * A fused backward pass for `FusedBatchNorm` (`tf.batchNorm`, which tfjs-layers'
@@ -88,6 +89,11 @@ function batchNormGradWasm(): KernelFn {
     const { varianceEpsilon } = args.attrs as unknown as tf.FusedBatchNormAttrs;
     const c = x.shape[x.shape.length - 1];
     const outs = [backend.makeOutput(x.shape, 'float32'), ...[0, 1, 2, 3].map(() => backend.makeOutput(paramsShape(x), 'float32'))];
+    const simd = c % 4 === 0 && sizeOf(x.shape) > 0 ? simdKernels(backend) : null;
+    if (simd) {
+      batchNormGradSimd(simd, backend, { x, dy, mean, variance, scale }, varianceEpsilon, outs);
+      return outs;
+    }
     const small = batchNormGradLoops(
       {
         x: heapF32(backend, x),
@@ -103,6 +109,61 @@ function batchNormGradWasm(): KernelFn {
     small.forEach((v, i) => heapF32(backend, outs[i + 1]).set(v));
     return outs;
   };
+}
+
+/** Where a tensor's data starts on the wasm heap (bytes). */
+function addressOf(backend: WasmBackend, t: tf.TensorInfo): number {
+  return (backend.dataIdMap.get(t.dataId) as { memoryOffset: number }).memoryOffset;
+}
+
+/**
+ * The same two passes in WebAssembly SIMD: the per-channel sums (float64, as above) and then
+ * `dx = dy · factor` as a per-channel affine map with zero shift. Scratch space lives on the
+ * heap for the duration of the call.
+ */
+function batchNormGradSimd(
+  simd: SimdKernels,
+  backend: WasmBackend,
+  t: Record<'x' | 'dy' | 'mean' | 'variance', tf.TensorInfo> & { scale?: tf.TensorInfo },
+  epsilon: number,
+  outs: tf.TensorInfo[],
+): void {
+  const c = t.x.shape[t.x.shape.length - 1];
+  const rows = sizeOf(t.x.shape) / c;
+  // Float64 sums and means (3·c doubles), then mean/factor/offset for the affine pass (3·c floats).
+  const scratch = backend.makeOutput([6 * c + 3 * c + 2], 'float32');
+  try {
+    // Align the float64 part to 8 bytes (the allocator gives at least 4).
+    const base = addressOf(backend, scratch);
+    const sums = base % 8 === 0 ? base : base + 4;
+    const params = sums + 24 * c;
+    const heap = backend.wasm.HEAPU8.buffer;
+    const f64 = new Float64Array(heap, sums, 3 * c);
+    const mean = heapF32(backend, t.mean);
+    f64.fill(0, 0, 2 * c);
+    for (let k = 0; k < c; k++) f64[2 * c + k] = mean[k];
+    simd.batchNormGradSums(addressOf(backend, t.x), addressOf(backend, t.dy), sums, rows, 4 * c);
+    const variance = heapF32(backend, t.variance);
+    const scale = t.scale ? heapF32(backend, t.scale) : null;
+    const p = new Float32Array(heap, params, 3 * c);
+    const [dmean, dvariance, dscale, doffset] = outs.slice(1).map((o) => heapF32(backend, o));
+    for (let k = 0; k < c; k++) {
+      const s = 1 / Math.sqrt(variance[k] + epsilon);
+      const g = scale ? scale[k] : 1;
+      const sumDy = f64[k];
+      const sumDyXc = f64[c + k];
+      dmean[k] = -g * s * sumDy;
+      dvariance[k] = -0.5 * g * s * s * s * sumDyXc;
+      dscale[k] = s * sumDyXc;
+      doffset[k] = sumDy;
+      p[k] = 0;
+      p[c + k] = g * s;
+      p[2 * c + k] = 0;
+    }
+    simd.affine(addressOf(backend, t.dy), addressOf(backend, outs[0]), params, rows, 4 * c);
+  } finally {
+    backend.disposeData(scratch.dataId);
+  }
 }
 
 function batchNormGradCpu(): KernelFn {
