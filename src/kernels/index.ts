@@ -1,4 +1,5 @@
 import { activationPatches } from './activation';
+import { batchNormPatches } from './batchNorm';
 import { batchNormGradientPatch, batchNormGradPatches } from './batchNormGrad';
 import { broadcastBinaryPatches } from './broadcastBinary';
 import { conv2dPatches } from './conv2d';
@@ -39,6 +40,7 @@ const ALL_PATCHES: KernelPatch[] = [
   ...depthwiseConv2dGradPatches,
   ...maxPoolGradPatches,
   ...tilePatches,
+  ...batchNormPatches,
   ...batchNormGradPatches,
   ...leadingAxisReducePatches,
   ...identityPatches,
