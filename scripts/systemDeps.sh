@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages that the notebook tests need, only those that are missing:
-# Chromium for the browser test, and Jupyter (nbconvert, nbclient, jupyter_client, ipykernel for
-# /usr/bin/python3) to execute the notebooks through the tslab kernel. Safe to run repeatedly.
+# Chromium for the browser tests, Jupyter (nbconvert, nbclient, jupyter_client, ipykernel for
+# /usr/bin/python3) to execute the notebooks through the tslab kernel, and the classic Notebook
+# front end that a reader opens them in. Safe to run repeatedly.
 set -euo pipefail
 
 # package  what proves it is there
@@ -11,6 +12,7 @@ checks=(
   "python3-nbclient|/usr/bin/python3 -c 'import nbclient'"
   "python3-jupyter-client|/usr/bin/python3 -c 'import jupyter_client'"
   "python3-ipykernel|/usr/bin/python3 -c 'import ipykernel'"
+  "jupyter-notebook|test -x /usr/bin/jupyter-notebook"
 )
 
 missing=()
@@ -20,7 +22,7 @@ for check in "${checks[@]}"; do
 done
 
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "systemDeps: chromium and Jupyter (nbconvert, nbclient, jupyter_client, ipykernel) are installed."
+  echo "systemDeps: chromium and Jupyter (nbconvert, nbclient, jupyter_client, ipykernel, classic Notebook) are installed."
   exit 0
 fi
 

@@ -7,6 +7,7 @@
  *   4. test:site      the static site export of the executed notebooks
  *   5. test:browser   the site in headless Chromium (console errors, one chart per Plotly output)
  *   6. test:jupyter   every notebook through Debian's `jupyter nbconvert --execute` and tslab
+ *   7. test:classic   every notebook run by a reader in classic Notebook, in headless Chromium
  *
  * A failing part does not stop the later ones, so one run shows every failure; the exit code is
  * non-zero if any part failed.
@@ -24,6 +25,7 @@ const CONFIG = {
     { name: 'test:site', command: ['npm', 'run', '--silent', 'test:site'] },
     { name: 'test:browser', command: ['npm', 'run', '--silent', 'test:browser'] },
     { name: 'test:jupyter', command: ['npm', 'run', '--silent', 'test:jupyter'] },
+    { name: 'test:classic', command: ['npm', 'run', '--silent', 'test:classic'] },
   ],
 };
 

@@ -1,0 +1,147 @@
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { chromium, type Browser } from 'playwright-core';
+
+// Opens every notebook in the real classic Notebook front end (Debian's jupyter-notebook) with the
+// tslab kernelspec, in headless Chromium, runs all cells as a reader would (Cell > Run All), and
+// checks what the reader sees: every code cell executed, no error output, and one drawn chart
+// per showFigure call. Copies of the notebooks are used, inside the repository so that
+// `tfjs-accumulate` resolves, because the front end autosaves. `npm run test:classic` runs it.
+const ROOT = path.resolve(__dirname, '..', '..');
+const NOTEBOOKS = path.join(ROOT, 'notebooks');
+const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'];
+const CONFIG = {
+  /** Where the copies go (git-ignored). */
+  work: path.join(ROOT, 'build', 'classic-notebook'),
+  /** The longest a whole notebook may take (ms). */
+  notebookTimeoutMs: 300_000,
+};
+
+let tmp: string;
+let server: ChildProcess;
+let base: string;
+let browser: Browser;
+
+async function freePort(): Promise<number> {
+  const probe = net.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const port = (probe.address() as net.AddressInfo).port;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+before(async () => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'classic-e2e-'));
+  fs.rmSync(CONFIG.work, { recursive: true, force: true });
+  fs.mkdirSync(CONFIG.work, { recursive: true });
+  for (const f of fs.readdirSync(NOTEBOOKS).filter((f) => f.endsWith('.ipynb'))) fs.copyFileSync(path.join(NOTEBOOKS, f), path.join(CONFIG.work, f));
+  const prefix = path.join(tmp, 'prefix');
+  const install = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts', 'installKernel.ts'), `--prefix=${prefix}`], { cwd: ROOT, encoding: 'utf8' });
+  assert.equal(install.status, 0, install.stdout + install.stderr);
+  const token = randomBytes(16).toString('hex');
+  const port = await freePort();
+  const args = ['--no-browser', '--ip=127.0.0.1', `--port=${port}`, `--NotebookApp.token=${token}`, `--notebook-dir=${CONFIG.work}`];
+  if (process.getuid?.() === 0) args.push('--allow-root');
+  server = spawn('/usr/bin/jupyter-notebook', args, {
+    env: {
+      ...process.env,
+      JUPYTER_PATH: path.join(prefix, 'share', 'jupyter'),
+      JUPYTER_DATA_DIR: path.join(tmp, 'data'),
+      JUPYTER_CONFIG_DIR: path.join(tmp, 'config'),
+      JUPYTER_RUNTIME_DIR: path.join(tmp, 'runtime'),
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let log = '';
+  server.stderr!.on('data', (d) => (log += d));
+  const started = Date.now();
+  while (!log.includes(`127.0.0.1:${port}`)) {
+    assert.ok(Date.now() - started < 60_000 && server.exitCode === null, `jupyter-notebook did not start:\n${log}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  base = `http://127.0.0.1:${port}`;
+  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_FLAGS });
+  // The token goes into a cookie once, so later page loads need not carry it.
+  const page = await browser.newPage();
+  await page.goto(`${base}/tree?token=${token}`);
+  await page.close();
+  (globalThis as { classicToken?: string }).classicToken = token;
+});
+
+after(async () => {
+  await browser?.close();
+  server?.kill('SIGTERM');
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+interface Seen {
+  cells: number;
+  executed: number;
+  /** Error outputs, and what cells wrote to stderr (tslab reports errors there). */
+  errors: string[];
+  charts: number;
+  showFigureCalls: number;
+  pageErrors: string[];
+}
+
+/** Opens a notebook of CONFIG.work, runs all cells (Cell > Run All) and reports what shows. */
+async function runInClassic(file: string): Promise<Seen> {
+  const token = (globalThis as { classicToken?: string }).classicToken;
+  const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+  const pageErrors: string[] = [];
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+  try {
+    await page.goto(`${base}/notebooks/${file}?token=${token}`);
+    await page.waitForFunction(() => (window as any).Jupyter?.notebook?.kernel?.is_connected?.(), null, { timeout: 60_000 });
+    await page.evaluate(() => (window as any).Jupyter.notebook.execute_all_cells());
+    // Done when no cell waits ("In [*]") and the kernel is idle, twice in a row.
+    await page.waitForFunction(
+      () => {
+        const w = window as any;
+        const nb = w.Jupyter.notebook;
+        const busy = nb.get_cells().some((c: any) => c.input_prompt_number === '*') || document.querySelector('#kernel_indicator_icon.kernel_busy_icon');
+        w.__idleChecks = busy ? 0 : (w.__idleChecks ?? 0) + 1;
+        return w.__idleChecks >= 2;
+      },
+      null,
+      { timeout: CONFIG.notebookTimeoutMs, polling: 500 },
+    );
+    const seen = await page.evaluate(() => {
+      const code = (window as any).Jupyter.notebook.get_cells().filter((c: any) => c.cell_type === 'code');
+      return {
+        cells: code.length,
+        executed: code.filter((c: any) => typeof c.input_prompt_number === 'number').length,
+        errors: Array.from(document.querySelectorAll('.output_error, .output_stderr')).map((e) => (e.textContent ?? '').slice(0, 500)),
+        charts: document.querySelectorAll('.output_area svg').length,
+        showFigureCalls: code.map((c: any) => (c.get_text().match(/showFigure\(/g) ?? []).length).reduce((a: number, b: number) => a + b, 0),
+      };
+    });
+    return { ...seen, pageErrors };
+  } finally {
+    await page.close();
+  }
+}
+
+describe('the notebooks in classic Notebook with the tslab kernel', () => {
+  for (const file of fs.readdirSync(NOTEBOOKS).filter((f) => f.endsWith('.ipynb')).sort()) {
+    it(`runs ${file} top to bottom and draws its charts`, { timeout: CONFIG.notebookTimeoutMs + 60_000 }, async () => {
+      const seen = await runInClassic(file);
+      assert.deepEqual(seen.errors, [], 'no cell shows an error or writes to stderr');
+      assert.equal(seen.executed, seen.cells, 'every code cell ran');
+      assert.equal(seen.charts, seen.showFigureCalls, 'one drawn chart per showFigure call');
+      assert.deepEqual(seen.pageErrors, []);
+    });
+  }
+
+  it('shows a failing cell as a failure (the check above can fail)', async () => {
+    fs.copyFileSync(path.join(ROOT, 'test', 'fixtures', 'notebooks', 'runtime-error.ipynb'), path.join(CONFIG.work, 'runtime-error.ipynb'));
+    const seen = await runInClassic('runtime-error.ipynb');
+    assert.ok(seen.errors.some((e) => e.includes('RangeError')), `errors seen: ${JSON.stringify(seen.errors)}`);
+  });
+});
