@@ -54,4 +54,4 @@ export type { BackendPreference, SelectBackendArgs, EnvironmentReport } from './
 export { installFastKernels, uninstallFastKernels, installedFastKernels, FAST_KERNEL_BACKENDS } from './kernels';
 export type { KernelReplacement, FastKernelBackend } from './kernels';
 export { measureAccumulation, peakBytesAbove, timeCall } from './measure';
-export type { AccumulationMeasurement, Batch, MeasureAccumulationArgs, TimeCallArgs, Timing } from './measure';
+export type { AccumulationMeasurement, MeasureAccumulationArgs, TimeCallArgs, Timing } from './measure';

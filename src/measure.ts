@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
+import type { MicroBatch } from './data/synthetic';
 import { argumentError, isPositiveFinite } from './errors';
 import { GradientAccumulator } from './gradientAccumulator';
 
@@ -76,11 +77,8 @@ export async function peakBytesAbove(fn: () => void): Promise<number> {
   return profile.peakBytes - before;
 }
 
-/** A batch of inputs and targets. */
-export interface Batch {
-  xs: tf.Tensor;
-  ys: tf.Tensor;
-}
+/** A batch of inputs and targets of any shape. */
+type Batch = MicroBatch<tf.Tensor, tf.Tensor>;
 
 /** Options of {@link measureAccumulation}. */
 export interface MeasureAccumulationArgs {
