@@ -21,6 +21,9 @@ export const CONV_CASES: ConvCase[] = [
   // Padding wider than the filter: the input gradient falls back to the stock kernel.
   { x: [1, 6, 6, 2], filter: [3, 3, 2, 2], strides: 1, pad: [[0, 0], [3, 3], [3, 3], [0, 0]] },
   { x: [1, 7, 7, 1], filter: [1, 1, 1, 8], strides: 1, pad: 'valid' },
+  // One input channel with strides (the wasm input gradient's product + col2im path).
+  { x: [2, 9, 8, 1], filter: [3, 3, 1, 4], strides: 2, pad: 'same' },
+  { x: [2, 10, 10, 1], filter: [3, 3, 1, 5], strides: 2, pad: 'valid' },
   { x: [4, 6, 6, 8], filter: [2, 2, 8, 8], strides: 2, pad: 'valid' },
   { x: [1, 5, 5, 2], filter: [5, 5, 2, 3], strides: 1, pad: 'valid' },
   // The digit CNN's two convolutions at micro-batch 16.
