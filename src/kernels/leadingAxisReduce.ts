@@ -55,36 +55,40 @@ export function columnSums(x: Float32Array, rows: number, cols: number): Float64
   return acc;
 }
 
+/** The shape work both backends share; null when the stock kernel should run instead. */
+function plan(args: KernelArgs): { x: tf.TensorInfo; rows: number; cols: number; outShape: number[] } | null {
+  const { x } = args.inputs as { x: tf.TensorInfo };
+  const { axis, keepDims } = args.attrs as unknown as tf.SumAttrs;
+  const k = x.dtype === 'float32' ? leadingAxes(x.shape, axis) : -1;
+  if (k < 0 || sizeOf(x.shape) === 0) return null;
+  const kept = x.shape.slice(k);
+  return { x, rows: sizeOf(x.shape.slice(0, k)), cols: sizeOf(kept), outShape: keepDims ? [...x.shape.slice(0, k).map(() => 1), ...kept] : kept };
+}
+
+/** Writes the float64 column sums (or means) into a float32 output. */
+function store(acc: Float64Array, rows: number, mean: boolean, dst: Float32Array): Float32Array {
+  for (let c = 0; c < acc.length; c++) dst[c] = mean ? acc[c] / rows : acc[c];
+  return dst;
+}
+
 function reduceWasm(mean: boolean): (stock: KernelFn | undefined) => KernelFn {
   return (stock) => (args: KernelArgs) => {
+    const p = plan(args);
+    if (p === null) return (stock as KernelFn)(args);
     const backend = args.backend as WasmBackend;
-    const { x } = args.inputs as { x: tf.TensorInfo };
-    const { axis, keepDims } = args.attrs as unknown as tf.SumAttrs;
-    const k = x.dtype === 'float32' ? leadingAxes(x.shape, axis) : -1;
-    if (k < 0 || sizeOf(x.shape) === 0) return (stock as KernelFn)(args);
-    const rows = sizeOf(x.shape.slice(0, k));
-    const kept = x.shape.slice(k);
-    const out = backend.makeOutput(keepDims ? [...x.shape.slice(0, k).map(() => 1), ...kept] : kept, 'float32');
-    const acc = columnSums(heapF32(backend, x), rows, sizeOf(kept));
-    const dst = heapF32(backend, out);
-    for (let c = 0; c < acc.length; c++) dst[c] = mean ? acc[c] / rows : acc[c];
+    const out = backend.makeOutput(p.outShape, 'float32');
+    store(columnSums(heapF32(backend, p.x), p.rows, p.cols), p.rows, mean, heapF32(backend, out));
     return out;
   };
 }
 
 function reduceCpu(mean: boolean): (stock: KernelFn | undefined) => KernelFn {
   return (stock) => (args: KernelArgs) => {
+    const p = plan(args);
+    if (p === null) return (stock as KernelFn)(args);
     const backend = args.backend as CpuBackend;
-    const { x } = args.inputs as { x: tf.TensorInfo };
-    const { axis, keepDims } = args.attrs as unknown as tf.SumAttrs;
-    const k = x.dtype === 'float32' ? leadingAxes(x.shape, axis) : -1;
-    if (k < 0 || sizeOf(x.shape) === 0) return (stock as KernelFn)(args);
-    const rows = sizeOf(x.shape.slice(0, k));
-    const kept = x.shape.slice(k);
-    const acc = columnSums(cpuValues(backend, x), rows, sizeOf(kept));
-    const values = new Float32Array(acc.length);
-    for (let c = 0; c < acc.length; c++) values[c] = mean ? acc[c] / rows : acc[c];
-    return backend.makeTensorInfo(keepDims ? [...x.shape.slice(0, k).map(() => 1), ...kept] : kept, 'float32', values);
+    const acc = columnSums(cpuValues(backend, p.x), p.rows, p.cols);
+    return backend.makeTensorInfo(p.outShape, 'float32', store(acc, p.rows, mean, new Float32Array(acc.length)));
   };
 }
 
