@@ -18,23 +18,31 @@ import { derivedWeight } from './weightCache';
  *
  * Cases it does not cover (NCHW, padding larger than the filter) go to the stock kernel.
  */
+/** The inputs and geometry both backends need; null for what goes to the stock kernel (NCHW, non-float32). */
+function planBackpropInput(args: KernelArgs): { dy: tf.TensorInfo; filter: tf.TensorInfo; g: tf.backend_util.Conv2DInfo } | null {
+  const { dy, filter } = args.inputs as { dy: tf.TensorInfo; filter: tf.TensorInfo };
+  const attrs = args.attrs as unknown as tf.Conv2DBackpropInputAttrs;
+  if ((attrs.dataFormat ?? 'NHWC') !== 'NHWC' || dy.dtype !== 'float32' || filter.dtype !== 'float32') return null;
+  const g = tf.backend_util.computeConv2DInfo(
+    attrs.inputShape,
+    filter.shape as [number, number, number, number],
+    attrs.strides,
+    1,
+    attrs.pad,
+    attrs.dimRoundingMode,
+    false,
+    'channelsLast',
+  );
+  return { dy, filter, g };
+}
+
 function conv2dBackpropInputWasm(stock: KernelFn | undefined): KernelFn {
   return (args: KernelArgs) => {
     const backend = args.backend as WasmBackend;
-    const { dy, filter } = args.inputs as { dy: tf.TensorInfo; filter: tf.TensorInfo };
-    const attrs = args.attrs as unknown as tf.Conv2DBackpropInputAttrs;
     const fallback = () => (stock as KernelFn)(args);
-    if ((attrs.dataFormat ?? 'NHWC') !== 'NHWC' || dy.dtype !== 'float32' || filter.dtype !== 'float32') return fallback();
-    const g = tf.backend_util.computeConv2DInfo(
-      attrs.inputShape,
-      filter.shape as [number, number, number, number],
-      attrs.strides,
-      1,
-      attrs.pad,
-      attrs.dimRoundingMode,
-      false,
-      'channelsLast',
-    );
+    const plan = planBackpropInput(args);
+    if (plan === null) return fallback();
+    const { dy, filter, g } = plan;
     const [kh, kw, ci] = filter.shape;
     const [n, outH, outW] = dy.shape;
     const { strideHeight: sh, strideWidth: sw, inHeight, inWidth } = g;
@@ -167,28 +175,18 @@ function dilate(backend: WasmBackend, dy: tf.TensorInfo, sh: number, sw: number,
 function conv2dBackpropInputCpu(stock: KernelFn | undefined): KernelFn {
   return (args: KernelArgs) => {
     const backend = args.backend as CpuBackend;
-    const { dy, filter } = args.inputs as { dy: tf.TensorInfo; filter: tf.TensorInfo };
-    const attrs = args.attrs as unknown as tf.Conv2DBackpropInputAttrs;
-    if ((attrs.dataFormat ?? 'NHWC') !== 'NHWC' || dy.dtype !== 'float32' || filter.dtype !== 'float32') return (stock as KernelFn)(args);
-    const g = tf.backend_util.computeConv2DInfo(
-      attrs.inputShape,
-      filter.shape as [number, number, number, number],
-      attrs.strides,
-      1,
-      attrs.pad,
-      attrs.dimRoundingMode,
-      false,
-      'channelsLast',
-    );
+    const plan = planBackpropInput(args);
+    if (plan === null) return (stock as KernelFn)(args);
+    const { dy, filter, g } = plan;
     // tfjs may round the output size; the gradient uses the size dy actually has.
     const geometry = { ...g, outHeight: dy.shape[1], outWidth: dy.shape[2] };
     const rows = geometry.batchSize * geometry.outHeight * geometry.outWidth;
     const depth = g.filterHeight * g.filterWidth * g.inChannels;
     const cols = new Float32Array(rows * depth);
     gemm(cpuValues(backend, dy), 0, cpuValues(backend, filter), 0, cols, 0, rows, g.outChannels, depth);
-    const dx = new Float32Array(sizeOf(attrs.inputShape));
+    const dx = new Float32Array(sizeOf(g.inShape));
     col2im(cols, geometry, dx);
-    return backend.makeTensorInfo(attrs.inputShape, 'float32', dx);
+    return backend.makeTensorInfo(g.inShape, 'float32', dx);
   };
 }
 

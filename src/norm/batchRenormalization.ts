@@ -11,8 +11,7 @@ import {
   movingAverageUpdate,
   reductionAxes,
   resolveChannelAxis,
-  stopGradient,
-} from './common';
+  stopGradient, channelsOfInput } from './common';
 import { normalizeWith } from './frozenBatchNormalization';
 
 const OWNER = 'BatchRenormalization';
@@ -121,12 +120,7 @@ export class BatchRenormalization extends tf.layers.Layer {
   }
 
   override build(inputShape: tf.Shape | tf.Shape[]): void {
-    const shape = (Array.isArray(inputShape[0]) ? inputShape[0] : inputShape) as tf.Shape;
-    const axis = resolveChannelAxis(OWNER, this.axis, shape.length);
-    const channels = shape[axis];
-    if (channels == null) {
-      throw argumentError(OWNER, 'input shape', `a known channel dimension at axis ${axis}`, `[${shape.join(', ')}]`);
-    }
+    const channels = channelsOfInput(OWNER, this.axis, inputShape);
     if (this.scale) this.gamma = this.addWeight('gamma', [channels], 'float32', tf.initializers.ones(), undefined, true);
     if (this.center) this.beta = this.addWeight('beta', [channels], 'float32', tf.initializers.zeros(), undefined, true);
     this.movingMean = this.addWeight('moving_mean', [channels], 'float32', tf.initializers.zeros(), undefined, false);

@@ -22,6 +22,17 @@ export function resolveChannelAxis(owner: string, axis: unknown, rank: number): 
   return resolved;
 }
 
+/** The channel count of a layer's input shape at `axis`, which must be known when the layer is built. */
+export function channelsOfInput(owner: string, axis: number, inputShape: tf.Shape | tf.Shape[]): number {
+  const shape = (Array.isArray(inputShape[0]) ? inputShape[0] : inputShape) as tf.Shape;
+  const resolved = resolveChannelAxis(owner, axis, shape.length);
+  const channels = shape[resolved];
+  if (channels == null) {
+    throw argumentError(owner, 'input shape', `a known channel dimension at axis ${resolved}`, `[${shape.join(', ')}]`);
+  }
+  return channels;
+}
+
 /** Checks the integer-ness of `axis` where the rank is not known yet (in a layer constructor). */
 export function checkAxisArgument(owner: string, axis: unknown): number {
   if (typeof axis !== 'number' || !Number.isInteger(axis) || axis === 0) {

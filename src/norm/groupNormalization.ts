@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import type { LayerArgs } from '@tensorflow/tfjs-layers/dist/engine/topology';
 import { argumentError, isPositiveInteger } from '../errors';
-import { checkAxisArgument, checkBoolean, checkEpsilon, resolveChannelAxis } from './common';
+import { checkAxisArgument, checkBoolean, checkEpsilon, resolveChannelAxis, channelsOfInput } from './common';
 
 const OWNER = 'groupNorm';
 
@@ -146,12 +146,7 @@ export class GroupNormalization extends tf.layers.Layer {
   }
 
   override build(inputShape: tf.Shape | tf.Shape[]): void {
-    const shape = (Array.isArray(inputShape[0]) ? inputShape[0] : inputShape) as tf.Shape;
-    const axis = resolveChannelAxis('GroupNormalization', this.axis, shape.length);
-    const channels = shape[axis];
-    if (channels == null) {
-      throw argumentError('GroupNormalization', 'input shape', `a known channel dimension at axis ${axis}`, `[${shape.join(', ')}]`);
-    }
+    const channels = channelsOfInput('GroupNormalization', this.axis, inputShape);
     checkGroups('GroupNormalization', this.groups, channels);
     if (this.scale) this.gamma = this.addWeight('gamma', [channels], 'float32', tf.initializers.ones(), undefined, true);
     if (this.center) this.beta = this.addWeight('beta', [channels], 'float32', tf.initializers.zeros(), undefined, true);
