@@ -40,7 +40,7 @@ export type { MicroBatch, SyntheticDataArgs } from './data/synthetic';
 export { loadMnist, mnistMicroBatches } from './data/mnist';
 export type { MnistData, MnistSplit, MnistArgs, MicroBatchIteratorArgs } from './data/mnist';
 export { seededRandom, seededNormal, shuffledIndices } from './data/random';
-export { runNormExperiment, batchStatisticsDeviation, NORM_EXPERIMENT_PRESETS, WU_HE_2018 } from './experiments/normExperiment';
+export { runNormExperiment, batchStatisticsDeviation, testErrorOf, testErrorSpread, NORM_EXPERIMENT_PRESETS, WU_HE_2018 } from './experiments/normExperiment';
 export type {
   NormExperimentArgs,
   NormExperimentProgress,
@@ -53,5 +53,9 @@ export { selectBackend, describeEnvironment, BACKEND_PREFERENCES, BACKEND_ENV_VA
 export type { BackendPreference, SelectBackendArgs, EnvironmentReport } from './backend';
 export { installFastKernels, uninstallFastKernels, installedFastKernels, FAST_KERNEL_BACKENDS } from './kernels';
 export type { KernelReplacement, FastKernelBackend } from './kernels';
+export { weightsOf, maxRelativeDifference } from './weights';
+export { timeTrainingStep } from './stepTimer';
+export type { TimeTrainingStepArgs } from './stepTimer';
+export type { WeightSnapshot } from './weights';
 export { measureAccumulation, peakBytesAbove, timeCall } from './measure';
 export type { AccumulationMeasurement, MeasureAccumulationArgs, TimeCallArgs, Timing } from './measure';

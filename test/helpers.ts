@@ -1,5 +1,9 @@
 import * as tf from '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
+import { maxRelativeDifference } from '../src/weights';
+
+// The weight snapshot and comparison are the library's (the tutorial entry exports them too).
+export { maxRelativeDifference, weightsOf } from '../src/weights';
 
 /**
  * Shared fixtures for the core tests: a small seeded Dense model, seeded data, and the checks
@@ -41,24 +45,6 @@ export function meanLoss(model: tf.LayersModel, xs: tf.Tensor, ys: tf.Tensor): t
 /** Per-sample squared error of a model on a batch, as a 1-D tensor. */
 export function perSampleLoss(model: tf.LayersModel, xs: tf.Tensor, ys: tf.Tensor): tf.Tensor1D {
   return tf.tidy(() => tf.mean(tf.squaredDifference(ys, model.apply(xs) as tf.Tensor), 1) as tf.Tensor1D);
-}
-
-/** Copies of every weight's values. */
-export function weightsOf(model: tf.LayersModel): Float32Array[] {
-  return model.weights.map((w) => Float32Array.from(w.read().dataSync() as Float32Array));
-}
-
-/** max |a − b| / max |b| over all weights: the "relative" difference the acceptance criteria use. */
-export function maxRelativeDifference(a: Float32Array[], b: Float32Array[]): number {
-  let diff = 0;
-  let scale = 0;
-  a.forEach((values, i) => {
-    values.forEach((v, k) => {
-      diff = Math.max(diff, Math.abs(v - b[i][k]));
-      scale = Math.max(scale, Math.abs(b[i][k]));
-    });
-  });
-  return diff / scale;
 }
 
 /** Asserts that two weight lists are identical to the bit. */

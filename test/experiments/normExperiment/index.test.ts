@@ -1,8 +1,8 @@
 import * as tf from '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
-import { selectBackend } from '../src/backend';
-import { loadMnist } from '../src/data/mnist';
+import { selectBackend } from '../../../src/backend';
+import { loadMnist } from '../../../src/data/mnist';
 import {
   NORM_EXPERIMENT_PRESETS,
   NormExperimentProgress,
@@ -10,9 +10,9 @@ import {
   WU_HE_2018,
   batchStatisticsDeviation,
   runNormExperiment,
-} from '../src/experiments/normExperiment';
-import { NORMALIZATIONS, cnn, mlp } from '../src/models';
-import { assertThrowsMentioning } from './helpers';
+} from '../../../src/experiments/normExperiment';
+import { NORMALIZATIONS, cnn, mlp } from '../../../src/models';
+import { assertThrowsMentioning } from '../../helpers';
 
 // The pure-JS cpu backend, with the project's replacement kernels: stock cpu needs ~90 s for
 // the tiny experiment (its convolution gradients read through TensorBuffer.get), these ~10 s.
