@@ -49,6 +49,39 @@ function declaredNames(code: string): string[] {
   return names;
 }
 
+/** How many lines a function defined in a notebook may span before it counts as library code. */
+const MAX_NOTEBOOK_FUNCTION_LINES = 8;
+/** The comment that marks a longer function as the article's own code, rebuilt from scratch. */
+const FROM_SCRATCH = /\/\/\s*From scratch\b/i;
+
+/**
+ * Functions in a piece of code that span more than `MAX_NOTEBOOK_FUNCTION_LINES` lines and are
+ * not marked as from-scratch code: named function declarations, and function or arrow
+ * expressions given to a variable. Inline callbacks are part of the statement that uses them.
+ */
+function longFunctions(code: string): { name: string; lines: number }[] {
+  const source = ts.createSourceFile('cell.ts', code, ts.ScriptTarget.Latest, true);
+  const found: { name: string; lines: number }[] = [];
+  const lineOf = (pos: number) => source.getLineAndCharacterOfPosition(pos).line;
+  const check = (name: string, fn: ts.Node, statement: ts.Node) => {
+    const lines = lineOf(fn.getEnd()) - lineOf(fn.getStart(source)) + 1;
+    const leading = code.slice(statement.getFullStart(), statement.getStart(source));
+    if (lines > MAX_NOTEBOOK_FUNCTION_LINES && !FROM_SCRATCH.test(leading)) found.push({ name, lines });
+  };
+  const visit = (node: ts.Node) => {
+    if (ts.isFunctionDeclaration(node) && node.name) check(node.name.text, node, node);
+    if (ts.isVariableStatement(node)) {
+      for (const d of node.declarationList.declarations) {
+        const init = d.initializer;
+        if (init && ts.isIdentifier(d.name) && (ts.isArrowFunction(init) || ts.isFunctionExpression(init))) check(d.name.text, init, node);
+      }
+    }
+    node.forEachChild(visit);
+  };
+  visit(source);
+  return found;
+}
+
 describe('the notebooks', () => {
   it('are the six chapters, numbered in reading order', () => {
     assert.deepEqual(files.map((f) => f.slice(0, 3)), ['01-', '02-', '03-', '04-', '05-', '06-']);
@@ -87,8 +120,25 @@ describe('the notebooks', () => {
         const clashes = declaredNames(code).filter((name) => exported.has(name));
         assert.deepEqual(clashes, [], `redefines library exports: ${clashes.join(', ')}`);
       });
+
+      it(`defines no function over ${MAX_NOTEBOOK_FUNCTION_LINES} lines unless it is marked as from-scratch code`, () => {
+        for (const [i, cell] of notebook.cells.entries()) {
+          if (cell.cell_type !== 'code') continue;
+          const long = longFunctions(text(cell));
+          assert.deepEqual(long, [], `cell ${i + 1} defines ${long.map((f) => `${f.name} (${f.lines} lines)`).join(', ')}: move it into the library, or mark the article's own code with "// From scratch"`);
+        }
+      });
     });
   }
+
+  it('the long-function check catches a helper that belongs in the library, and spares marked from-scratch code', () => {
+    const body = Array.from({ length: 8 }, (_, i) => `  const v${i} = ${i};`).join('\n');
+    const helper = `const timeIt = () => {\n${body}\n};`;
+    assert.deepEqual(longFunctions(helper), [{ name: 'timeIt', lines: 10 }]);
+    assert.deepEqual(longFunctions(`function timeIt() {\n${body}\n}`), [{ name: 'timeIt', lines: 10 }]);
+    assert.deepEqual(longFunctions(`// From scratch: the article's train_step.\n${helper}`), []);
+    assert.deepEqual(longFunctions('const short = () => {\n  return 1;\n};'), []);
+  });
 
   it('the redefinition check catches a copy of a library function', () => {
     const names = declaredNames('function lineChart() {}\nconst checkEquivalence = () => 1;\nclass GradientAccumulator {}');
