@@ -102,7 +102,8 @@ describe('AccumulatingOptimizer with model.fit', () => {
     assert.equal(optimizer.getClassName(), 'AccumulatingOptimizer');
     assert.deepEqual(optimizer.getConfig(), {
       optimizer: { className: 'SGD', config: { learningRate: 0.5 } },
-      normalization: 'per-sample',
+      accumulationSteps: 2,
+      averaging: 'per-sample',
       clipNorm: 3,
       nonFinite: 'error',
     });

@@ -53,8 +53,8 @@ describe('accumulation math', () => {
       clipByGlobalNorm(averageGradients(a.map((t) => addWeighted(t, t, 2)), 3), 0.5);
     });
     const input = tf.ones([3]);
-    const { clipped, norm } = clipByGlobalNorm([input], 1);
-    tf.dispose([input, ...clipped, norm]);
+    const { clipped, norm, maxAbs, scaledNorm } = clipByGlobalNorm([input], 1);
+    tf.dispose([input, ...clipped, norm, maxAbs, scaledNorm]);
     assert.equal(tf.memory().numTensors, before);
   });
 });

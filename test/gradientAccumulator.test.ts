@@ -111,7 +111,7 @@ describe('GradientAccumulator: equivalence with the big batch', () => {
     const reference = denseModel();
     bigBatchUpdate(reference, tf.train.sgd(0.1), data);
     const model = denseModel();
-    const acc = new GradientAccumulator({ optimizer: tf.train.sgd(0.1), accumulationSteps: 4, normalization: 'per-micro-batch', varList: model.trainableWeights });
+    const acc = new GradientAccumulator({ optimizer: tf.train.sgd(0.1), accumulationSteps: 4, averaging: 'per-micro-batch', varList: model.trainableWeights });
     for (const { xs, ys } of split(data, [16, 16, 16, 7])) acc.step(() => meanLoss(model, xs, ys));
     const difference = maxRelativeDifference(weightsOf(model), weightsOf(reference));
     assert.ok(difference > 100 * TOLERANCE, `expected a visible error, got ${difference}`);
@@ -302,7 +302,7 @@ describe('GradientAccumulator: bad input', () => {
     for (const clipNorm of [0, -1, NaN, Infinity]) {
       assertThrowsMentioning(() => new GradientAccumulator({ optimizer, accumulationSteps: 2, clipNorm }), 'clipNorm', '> 0');
     }
-    assertThrowsMentioning(() => new GradientAccumulator({ optimizer, accumulationSteps: 2, normalization: 'mean' as never }), 'normalization', '"per-sample"');
+    assertThrowsMentioning(() => new GradientAccumulator({ optimizer, accumulationSteps: 2, averaging: 'mean' as never }), 'averaging', '"per-sample"');
     assertThrowsMentioning(() => new GradientAccumulator({ optimizer, accumulationSteps: 2, nonFinite: 'ignore' as never }), 'nonFinite', '"skip-window"');
     assertThrowsMentioning(() => new GradientAccumulator({ optimizer, accumulationSteps: 2, varList: [] }), 'varList', 'non-empty');
     assertThrowsMentioning(() => new GradientAccumulator({ optimizer, accumulationSteps: 2, varList: [tf.scalar(1) as never] }), 'varList[0]', 'tf.Variable');
@@ -317,8 +317,8 @@ describe('GradientAccumulator: bad input', () => {
 
   it('rejects a bad loss and leaves weights and accumulators exactly as they were', async () => {
     const w = tf.variable(tf.tensor1d([1, 2]));
-    for (const normalization of ['per-sample', 'per-micro-batch'] as const) {
-      const acc = new GradientAccumulator({ optimizer, accumulationSteps: 4, varList: [w], normalization });
+    for (const averaging of ['per-sample', 'per-micro-batch'] as const) {
+      const acc = new GradientAccumulator({ optimizer: tf.train.sgd(0.1), accumulationSteps: 4, varList: [w], averaging });
       acc.step(() => tf.sum(tf.square(w)) as tf.Scalar);
       const state = await acc.getState();
       const weights = Array.from(w.dataSync());
@@ -331,7 +331,7 @@ describe('GradientAccumulator: bad input', () => {
         [() => acc.step(() => tf.sum(w) as tf.Scalar, { sampleCount: 0 }), 'sampleCount', 'positive integer'],
         [() => acc.step(() => tf.sum(w) as tf.Scalar, { sampleCount: 2.5 }), 'sampleCount', 'positive integer'],
       ];
-      if (normalization === 'per-micro-batch') {
+      if (averaging === 'per-micro-batch') {
         bad.push([() => acc.step(() => tf.square(w)), 'lossFn', 'scalar', 'shape [2]']);
       } else {
         bad.push([() => acc.step(() => tf.square(w), { sampleCount: 3 }), 'sampleCount', 'length (2)']);
@@ -388,7 +388,7 @@ describe('GradientAccumulator: no leaks on any path (200 micro-steps each)', () 
 
   it('step with a mean loss', path({}, mean));
   it('step with a per-sample loss', path({}, (acc) => acc.step(() => perSampleLoss(model, data.xs, data.ys))));
-  it('step with sampleCount under "per-micro-batch"', path({ normalization: 'per-micro-batch' }, (acc) => acc.step(() => meanLoss(model, data.xs, data.ys), { sampleCount: 16 })));
+  it('step with sampleCount under "per-micro-batch"', path({ averaging: 'per-micro-batch' }, (acc) => acc.step(() => meanLoss(model, data.xs, data.ys), { sampleCount: 16 })));
   it('flush', path({}, (acc, i) => (mean(acc), i % 3 === 2 && acc.flush())));
   it('endEpoch', path({ accumulationSteps: epochSchedule({ 0: 3, 2: 5 }) }, (acc, i) => (mean(acc), i % 7 === 6 && acc.endEpoch())));
   it('clip', path({ clipNorm: 0.01 }, mean));
