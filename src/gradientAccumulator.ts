@@ -73,7 +73,9 @@ export class GradientAccumulator {
       throw argumentError(OWNER, 'args', 'an object { optimizer, accumulationSteps, … }', args);
     }
     checkKeys(OWNER, 'args', args, ACCUMULATOR_ARG_KEYS);
-    if (!(args.optimizer instanceof tf.Optimizer)) {
+    // Note: tf.Optimizer's instanceof reads `.minimize` of the value, so a missing optimizer
+    // would fail inside tfjs with "Cannot read properties of undefined"; test for an object first.
+    if (args.optimizer === null || typeof args.optimizer !== 'object' || !(args.optimizer instanceof tf.Optimizer)) {
       throw argumentError(OWNER, 'optimizer', 'a tf.Optimizer (e.g. tf.train.sgd(0.01), tf.train.adam())', args.optimizer);
     }
     this.optimizer = args.optimizer;
