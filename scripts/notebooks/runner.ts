@@ -183,10 +183,16 @@ export async function runNotebook(file: string, args: RunNotebooksArgs = {}): Pr
   const unhandled: Unhandled[] = [];
   /** Fails the notebook on the first error nobody handled, if there was one; true if so. */
   const failOnUnhandled = (): boolean => {
-    const first = unhandled.find((u) => u.cell !== null);
+    const [first] = unhandled;
     if (!first || report.status !== 'ok') return false;
-    fail(first.cell!, 'unhandled', unhandledText(first));
-    log(`  UNHANDLED in cell ${first.cell}: ${first.text.split('\n')[0]}`);
+    if (first.cell === null) {
+      // Before any cell: the kernel's own start-up left it.
+      report.status = 'failed';
+      report.error = { kind: 'unhandled', text: `${cleanErrorText(first.text)}\n(while the kernel was starting)` };
+    } else {
+      fail(first.cell, 'unhandled', unhandledText(first));
+    }
+    log(`  UNHANDLED in cell ${first.cell ?? '(none)'}: ${first.text.split('\n')[0]}`);
     return true;
   };
 
