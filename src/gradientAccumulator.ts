@@ -4,7 +4,7 @@ import { ACCUMULATOR_ARG_KEYS, GradientAccumulatorArgs, StepOptions, StepResult,
 import { argumentError, checkKeys, checkOptions, describe, isPositiveFinite, isPositiveInteger, verbatim } from './errors';
 import { safeVariableGrads } from './lossGradient';
 import { applyNonFinitePolicy, NON_FINITE_POLICIES, NonFinitePolicy } from './nonFinite';
-import { snapshotOptimizer } from './optimizerSnapshot';
+import { disposeOptimizer, snapshotOptimizer } from './optimizerSnapshot';
 import { tidy } from './tidy';
 import { AccumulationSchedule, checkAccumulationSteps, resolveAccumulationSteps } from './schedule';
 import { ACCUMULATOR_STATE_FORMAT, AccumulatorCore, AccumulatorState, Averaging, copyCore, emptyWindow, initialCore, OpenWindow, SerializedTensor, SetStateArgs, Unit, checkState } from './state';
@@ -450,7 +450,7 @@ export class GradientAccumulator {
     tf.dispose(this.slots.map((s) => s.accumulator).filter((a): a is tf.Variable => a !== null));
     this.slots = [];
     if (keepOptimizer !== true && !disposedOptimizers.has(this.optimizer)) {
-      this.optimizer.dispose();
+      disposeOptimizer(this.optimizer);
       disposedOptimizers.add(this.optimizer);
     }
     this.disposed = true;

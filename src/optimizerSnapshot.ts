@@ -73,3 +73,17 @@ export function snapshotOptimizer(optimizer: tf.Optimizer, variables: readonly t
     },
   };
 }
+
+/**
+ * Disposes a tfjs optimizer and every tensor it still holds in its own fields afterwards.
+ *
+ * Note: tfjs's `MomentumOptimizer.dispose` does not call `SGDOptimizer.dispose`, so the
+ * learning-rate scalar `c` of every momentum optimizer is never freed; an accumulator that owns
+ * its optimizer frees it here.
+ */
+export function disposeOptimizer(optimizer: tf.Optimizer): void {
+  optimizer.dispose();
+  for (const value of Object.values(optimizer as unknown as Record<string, unknown>)) {
+    if (value instanceof tf.Tensor && !value.isDisposed) value.dispose();
+  }
+}
