@@ -87,3 +87,23 @@ export function disposeOptimizer(optimizer: tf.Optimizer): void {
     if (value instanceof tf.Tensor && !value.isDisposed) value.dispose();
   }
 }
+
+/** Optimizers disposed by an accumulator, so that a second one sharing them fails by name. */
+const disposedOptimizers = new WeakSet<tf.Optimizer>();
+
+/** Disposes an optimizer an accumulator owns (once) and remembers it, for {@link checkOptimizerAlive}. */
+export function releaseOptimizer(optimizer: tf.Optimizer): void {
+  if (disposedOptimizers.has(optimizer)) return;
+  disposeOptimizer(optimizer);
+  disposedOptimizers.add(optimizer);
+}
+
+/** Throws a named error when an accumulator disposed this optimizer (two accumulators shared it). */
+export function checkOptimizerAlive(owner: string, optimizer: tf.Optimizer): void {
+  if (disposedOptimizers.has(optimizer)) {
+    throw new Error(
+      `${owner}: its optimizer was disposed by another GradientAccumulator (or AccumulatingOptimizer) that shared it. ` +
+        'Give each accumulator its own optimizer, or dispose the other one with { keepOptimizer: true }.',
+    );
+  }
+}
