@@ -16,6 +16,7 @@ import hljs from 'highlight.js';
 import katexPlugin from '@vscode/markdown-it-katex';
 import MarkdownIt from 'markdown-it';
 import { PLOTLY_MIME } from 'tfjs-accumulate/tutorial';
+import { liveBlocks } from './site/live/export';
 import { cellSource, REPORT_KEY, type Cell, type MimeBundle, type Notebook, type NotebookReport, type Output } from './runNotebooks';
 
 /** The exporter's options; both can be set from the command line. */
@@ -318,9 +319,10 @@ export function exportSite(args: ExportSiteArgs = {}): SiteReport {
 
   prepareOutDir(outDir);
   copyAssets(outDir);
+  const live = liveBlocks(outDir, pages.map((p) => p.source));
   const home = `<a class="home" href="index.html">${escapeHtml(DEFAULTS.siteTitle)}</a>`;
   pages.forEach((p, i) => {
-    const body = `${failureBanner(p)}\n${p.body}\n${pager(pages, i)}`;
+    const body = `${failureBanner(p)}\n${p.body}\n${live[i]}${pager(pages, i)}`;
     const html = layout(`${p.title} · ${DEFAULTS.siteTitle}`, body, {
       header: `${home}${pager(pages, i)}`,
       footer: `<span>${runnerNote(p)}</span>${pager(pages, i)}`,
