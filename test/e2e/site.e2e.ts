@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
 import { exportSite } from '../../scripts/exportSite';
-import { cellSource, type Notebook } from '../../scripts/runNotebooks';
+import { cellSource, type Notebook } from '../../scripts/notebooks/nbformat';
 import { BUNDLE_TRACE_TYPES } from '../../scripts/site/plotlyBundle';
 import { HOSTILE, writeHostileNotebooks } from '../fixtures/hostileNotebooks';
 import { axeViolations, launch, open, serve } from './siteHelpers';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createMarkdown, renderNotebook, runnerSummary, slugify } from '../../../scripts/site/render';
-import type { Notebook } from '../../../scripts/runNotebooks';
+import type { Notebook } from '../../../scripts/notebooks/nbformat';
 
 describe('createMarkdown', () => {
   const md = createMarkdown();
