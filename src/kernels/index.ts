@@ -6,6 +6,7 @@ import { conv2dPatches } from './conv2d';
 import { conv2dBackpropFilterPatches } from './conv2dBackpropFilter';
 import { conv2dBackpropInputPatches } from './conv2dBackpropInput';
 import { depthwiseConv2dGradPatches } from './depthwiseConv2dGrad';
+import { fusedMatMulGradientPatch, noteFusedTransposesEverywhere, restoreFusedKernels } from './fusedMatMulGrad';
 import { identityPatches } from './identity';
 import { leadingAxisReducePatches } from './leadingAxisReduce';
 import { matMulPatches } from './matMul';
@@ -65,15 +66,17 @@ export function fastKernelPatches(backendName: FastKernelBackend): KernelPatch[]
 
 /**
  * Registers the replacement kernels for `backendName` (`"wasm"` or `"cpu"`), and the fused
- * BatchNorm, Sum and Mean gradients that use them. Idempotent; the stock kernels stay reachable for the cases
+ * BatchNorm, fused matMul, Sum and Mean gradients that use them. Idempotent; the stock kernels stay reachable for the cases
  * a replacement does not cover, and `uninstallFastKernels` restores them.
  */
 export function installFastKernels(backendName: FastKernelBackend): KernelReplacement[] {
   if (!FAST_KERNEL_BACKENDS.includes(backendName)) {
     throw new Error(`installFastKernels: backendName must be one of ${FAST_KERNEL_BACKENDS.map((b) => `"${b}"`).join(', ')}; got ${JSON.stringify(backendName)}.`);
   }
+  // Before our patches, so that the stock kernels they replace and restore note their transposes.
+  noteFusedTransposesEverywhere();
   installKernels(fastKernelPatches(backendName));
-  installGradients([batchNormGradientPatch, ...reduceGradientPatches]);
+  installGradients([batchNormGradientPatch, fusedMatMulGradientPatch, ...reduceGradientPatches]);
   return installedFastKernels(backendName);
 }
 
@@ -83,6 +86,8 @@ export function installFastKernels(backendName: FastKernelBackend): KernelReplac
  */
 export function uninstallFastKernels(backendName?: FastKernelBackend): void {
   uninstallKernels(backendName);
+  // The fused-product gradient is gone with the last backend's kernels: so are its notes.
+  if (listInstalledKernels().length === 0) restoreFusedKernels();
   clearWeightCache();
 }
 
