@@ -1,4 +1,5 @@
 import { activationPatches } from './activation';
+import { addCheckedPatches } from './addChecked';
 import { batchNormPatches } from './batchNorm';
 import { batchNormGradientPatch, batchNormGradPatches } from './batchNormGrad';
 import { broadcastBinaryPatches } from './broadcastBinary';
@@ -47,6 +48,7 @@ const ALL_PATCHES: KernelPatch[] = [
   ...identityPatches,
   ...broadcastBinaryPatches,
   ...activationPatches,
+  ...addCheckedPatches,
 ];
 
 /** One replaced or added kernel, as the environment report lists it. */
@@ -100,3 +102,5 @@ export function installedFastKernels(backendName?: string): KernelReplacement[] 
 
 export { clearWeightCache, weightCacheSize } from './weightCache';
 export { BATCH_NORM_GRAD } from './batchNormGrad';
+export { addChecked, ADD_CHECKED } from './addChecked';
+export type { CheckedSum } from './addChecked';

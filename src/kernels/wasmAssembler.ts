@@ -70,6 +70,10 @@ export const F64_MUL = simd(0xf2);
 export const F32 = 0x7d;
 /** f32x4.extract_lane. */
 export const EXTRACT_LANE = (lane: number) => simd(0x1f, lane);
+/** f32x4.splat: four copies of an f32. */
+export const F32X4_SPLAT = simd(0x13);
+/** f32.add (scalar). */
+export const F32_SCALAR_ADD = 0x92;
 /** f32x4.relaxed_madd (relaxed SIMD: a·b + c, fused or not, as the hardware prefers). */
 export const F32_RELAXED_MADD = simd(0x105);
 
@@ -81,6 +85,8 @@ export interface Fn {
   body: number[];
   /** The result type (e.g. F32), if any. */
   result?: number;
+  /** Types of the parameters when not all i32 (length `params`). */
+  paramTypes?: number[];
 }
 
 export function section(id: number, payload: number[]): number[] {
@@ -95,7 +101,7 @@ export type MemorySpec = { import: true } | { pages: number };
 
 /** The bytes of a module exporting `fns` by name. */
 export function moduleBytes(fns: Fn[], memory: MemorySpec): Uint8Array {
-  const types = fns.map((f) => [0x60, ...uleb(f.params), ...new Array(f.params).fill(I32), ...(f.result === undefined ? [0] : [1, f.result])]);
+  const types = fns.map((f) => [0x60, ...uleb(f.params), ...(f.paramTypes ?? new Array(f.params).fill(I32)), ...(f.result === undefined ? [0] : [1, f.result])]);
   const bytes = [
     0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
     ...section(1, vec(types)),

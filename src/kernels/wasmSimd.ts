@@ -1,5 +1,9 @@
 import {
   ADD,
+  EXTRACT_LANE,
+  F32,
+  F32_SCALAR_ADD,
+  F32X4_SPLAT,
   AND,
   ANDNOT,
   BITSELECT,
@@ -69,6 +73,14 @@ export interface SimdKernels {
    * read, at 4·channelBytes).
    */
   batchNormGradSums(x: number, dy: number, scratch: number, rows: number, channelBytes: number): void;
+  /**
+   * `out[i] = sum[i] + gradient[i]·weight` over `bytes` (a multiple of 16), rounding as a float32
+   * multiply then add; returns Σ (out[i] − out[i]), which is 0 when every `out[i]` is finite and
+   * NaN otherwise (∞ − ∞ and NaN − NaN are NaN, x − x is exactly 0 for finite x).
+   */
+  addChecked(sum: number, gradient: number, out: number, bytes: number, weight: number): number;
+  /** The same without a running sum: `out[i] = gradient[i]·weight`, and its finiteness check. */
+  scaleChecked(gradient: number, out: number, bytes: number, weight: number): number;
 }
 
 /** affine(x, y, params, rows, cb): locals end=5, j=6, p1=7, p2=8. */
@@ -210,9 +222,41 @@ function batchNormGradSumsFn(): Fn {
   };
 }
 
-/** The module's bytes: imports `env.memory`, exports the three functions. */
+/**
+ * addChecked(sum, gradient, out, bytes, weight: f32) -> f32, or without `sum` scaleChecked.
+ * i32 locals: i; v128 locals: w, o, bad.
+ */
+function checkedFn(withSum: boolean): Fn {
+  const [sum, gradient, out, bytes, weight] = withSum ? [0, 1, 2, 3, 4] : [-1, 0, 1, 2, 3];
+  const first = withSum ? 5 : 4;
+  const [i, w, o, bad] = [first, first + 1, first + 2, first + 3];
+  const product = [...get(gradient), ...get(i), ADD, ...load(), ...get(w), ...F32_MUL];
+  const lane = (n: number) => [...get(bad), ...EXTRACT_LANE(n)];
+  return {
+    name: withSum ? 'addChecked' : 'scaleChecked',
+    params: withSum ? 5 : 4,
+    paramTypes: withSum ? [I32, I32, I32, I32, F32] : [I32, I32, I32, F32],
+    result: F32,
+    locals: [[1, I32], [3, V128]],
+    body: [
+      ...get(weight), ...F32X4_SPLAT, ...set(w),
+      ...BLOCK,
+      ...get(bytes), 0x45 /* i32.eqz */, ...brIf(0),
+      ...LOOP,
+      ...(withSum ? [...get(sum), ...get(i), ADD, ...load(), ...product, ...F32_ADD] : product), ...set(o),
+      ...get(out), ...get(i), ADD, ...get(o), ...store(),
+      ...get(bad), ...get(o), ...get(o), ...F32_SUB, ...F32_ADD, ...set(bad),
+      ...get(i), ...i32(16), ADD, ...tee(i), ...get(bytes), LT_U, ...brIf(0),
+      END,
+      END,
+      ...lane(0), ...lane(1), F32_SCALAR_ADD, ...lane(2), F32_SCALAR_ADD, ...lane(3), F32_SCALAR_ADD,
+    ],
+  };
+}
+
+/** The module's bytes: imports `env.memory`, exports the functions of {@link SimdKernels}. */
 export function simdModuleBytes(): Uint8Array {
-  return moduleBytes([affineFn(), maxPoolGradFn(), batchNormGradSumsFn()], { import: true });
+  return moduleBytes([affineFn(), maxPoolGradFn(), batchNormGradSumsFn(), checkedFn(true), checkedFn(false)], { import: true });
 }
 
 const instances = new WeakMap<WebAssembly.Memory, SimdKernels | null>();
