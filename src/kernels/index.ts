@@ -7,7 +7,7 @@ import { conv2dPatches } from './conv2d';
 import { conv2dBackpropFilterPatches } from './conv2dBackpropFilter';
 import { conv2dBackpropInputPatches } from './conv2dBackpropInput';
 import { depthwiseConv2dGradPatches } from './depthwiseConv2dGrad';
-import { fusedMatMulGradientPatch, noteFusedTransposesEverywhere, restoreFusedKernels } from './fusedMatMulGrad';
+import { fusedGradientPatches, noteFusedAttrsEverywhere, restoreFusedKernels } from './fusedGradients';
 import { identityPatches } from './identity';
 import { leadingAxisReducePatches } from './leadingAxisReduce';
 import { matMulPatches } from './matMul';
@@ -68,17 +68,17 @@ export function fastKernelPatches(backendName: FastKernelBackend): KernelPatch[]
 
 /**
  * Registers the replacement kernels for `backendName` (`"wasm"` or `"cpu"`), and the fused
- * BatchNorm, fused matMul, Sum and Mean gradients that use them. Idempotent; the stock kernels stay reachable for the cases
+ * BatchNorm, fused matMul and conv2d, Sum and Mean gradients that use them. Idempotent; the stock kernels stay reachable for the cases
  * a replacement does not cover, and `uninstallFastKernels` restores them.
  */
 export function installFastKernels(backendName: FastKernelBackend): KernelReplacement[] {
   if (!FAST_KERNEL_BACKENDS.includes(backendName)) {
     throw new Error(`installFastKernels: backendName must be one of ${FAST_KERNEL_BACKENDS.map((b) => `"${b}"`).join(', ')}; got ${JSON.stringify(backendName)}.`);
   }
-  // Before our patches, so that the stock kernels they replace and restore note their transposes.
-  noteFusedTransposesEverywhere();
+  // Before our patches, so that the stock kernels they replace and restore note their attributes.
+  noteFusedAttrsEverywhere();
   installKernels(fastKernelPatches(backendName));
-  installGradients([batchNormGradientPatch, fusedMatMulGradientPatch, ...reduceGradientPatches]);
+  installGradients([batchNormGradientPatch, ...fusedGradientPatches, ...reduceGradientPatches]);
   return installedFastKernels(backendName);
 }
 

@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { CpuBackend, cpuValues } from './cpuData';
-import { notingTransposes } from './fusedMatMulGrad';
+import { notingAttrs } from './fusedGradients';
 import { gemm, transposeInto } from './gemm';
 import { KernelArgs, KernelFn, KernelPatch } from './registry';
 import { disposeAll, runStock, sizeOf, WasmBackend } from './wasmHeap';
@@ -220,7 +220,7 @@ export const matMulPatches: KernelPatch[] = [
     kernelName: '_FusedMatMul',
     backendName: 'wasm',
     description: 'transposed fused products through an explicit transpose and XNNPACK (the stock scalar path also misplaces the bias)',
-    build: (stock) => notingTransposes(fusedMatMulWasm(stock)),
+    build: (stock) => notingAttrs(fusedMatMulWasm(stock)),
   },
   {
     kernelName: 'BatchMatMul',
@@ -232,7 +232,7 @@ export const matMulPatches: KernelPatch[] = [
     kernelName: '_FusedMatMul',
     backendName: 'cpu',
     description: 'the same product, then the stock bias add and activation',
-    build: (stock) => notingTransposes(fusedMatMulCpu(stock)),
+    build: (stock) => notingAttrs(fusedMatMulCpu(stock)),
   },
   {
     kernelName: 'BatchMatMul',

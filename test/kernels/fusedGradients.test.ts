@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { installFastKernels, uninstallFastKernels } from '../../src/kernels';
-import { FUSED_MAT_MUL_OP } from '../../src/kernels/fusedMatMulGrad';
+import { FUSED_CONV_2D_OP, FUSED_MAT_MUL_OP } from '../../src/kernels/fusedGradients';
 import { expectNoLeak, FAST_BACKENDS, randomTensor, relativeError, TOLERANCE, useBackend, values } from './parity';
 
 /** Gradients of every input of a fused product (with bias), for each transpose setting. */
@@ -19,7 +19,8 @@ function fusedGradients(transposeA: boolean, transposeB: boolean, [m, k, n]: num
 async function expectTfjsParity(label: string, fn: () => tf.Tensor | tf.Tensor[]): Promise<void> {
   uninstallFastKernels();
   await tf.setBackend('cpu');
-  assert.equal(tf.getGradient(FUSED_MAT_MUL_OP), undefined, 'the reference runs tfjs own gradient');
+  assert.equal(tf.getGradient(FUSED_MAT_MUL_OP), undefined, 'the reference runs tfjs own gradients');
+  assert.equal(tf.getGradient(FUSED_CONV_2D_OP), undefined);
   const expected = await values(fn);
   for (const name of FAST_BACKENDS) {
     await useBackend(name, true);
@@ -77,12 +78,61 @@ test('a Dense model trains to the same weights, and skips its first layer input 
   assert.equal(stock, 6, 'tfjs computes the first layer input gradient too');
 });
 
+/** Gradients of every input of a fused convolution with bias. */
+function convGradients(strides: number, pad: 'same' | 'valid', [n, h, ci, co]: number[]): tf.Tensor[] {
+  const x = randomTensor([n, h, h, ci], 1);
+  const filter = randomTensor([3, 3, ci, co], 2);
+  const bias = randomTensor([co], 3);
+  const f = (a: tf.Tensor, w: tf.Tensor, c: tf.Tensor) => {
+    const y = tf.fused.conv2d({ x: a as tf.Tensor4D, filter: w as tf.Tensor4D, bias: c, strides, pad });
+    return tf.sum(tf.mul(y, randomTensor(y.shape, 4)));
+  };
+  return tf.grads(f)([x, filter, bias]);
+}
+
+test('fused conv2d gradients match tfjs own for strides, padding and channel counts', async () => {
+  for (const [strides, pad, shape] of [[1, 'same', [2, 9, 1, 8]], [2, 'valid', [2, 9, 4, 8]], [1, 'valid', [1, 6, 8, 4]]] as const) {
+    await expectTfjsParity(`fused conv2d strides ${strides} ${pad} [${shape}]`, () => convGradients(strides, pad, [...shape]));
+  }
+});
+
+test('a Conv2D model skips its first layer input gradient', async () => {
+  const step = () => {
+    const m = tf.sequential({
+      layers: [
+        tf.layers.conv2d({ inputShape: [8, 8, 1], filters: 4, kernelSize: 3, padding: 'same', kernelInitializer: tf.initializers.glorotUniform({ seed: 1 }) }),
+        tf.layers.conv2d({ filters: 2, kernelSize: 3, kernelInitializer: tf.initializers.glorotUniform({ seed: 2 }) }),
+      ],
+    });
+    const xs = randomTensor([3, 8, 8, 1], 5);
+    const vars = m.trainableWeights.map((w) => w.read() as tf.Variable);
+    const { grads } = tf.variableGrads(() => tf.sum(tf.square(m.apply(xs) as tf.Tensor)) as tf.Scalar, vars);
+    const out = vars.map((v) => grads[v.name].clone());
+    tf.dispose(grads);
+    m.dispose();
+    return out;
+  };
+  await expectTfjsParity('Conv2D gradients', step);
+  const inputGradients = async () => (await tf.profile(() => tf.dispose(step()))).kernels.filter((k) => k.name === 'Conv2DBackpropInput').length;
+  uninstallFastKernels();
+  await tf.setBackend('cpu');
+  assert.equal(await inputGradients(), 2, 'tfjs computes both layers input gradients');
+  for (const backend of FAST_BACKENDS) {
+    await useBackend(backend, true);
+    assert.equal(await inputGradients(), 1, `${backend}: only the second layer's`);
+  }
+});
+
 test('the input gradient is still there when it is asked for', async () => {
   const fn = () => {
     const w = randomTensor([300, 64], 1);
     return tf.grad((x: tf.Tensor) => tf.sum(tf.square(tf.fused.matMul({ a: x as tf.Tensor2D, b: w as tf.Tensor2D }))))(randomTensor([48, 300], 2));
   };
   await expectTfjsParity('input gradient', fn);
+  await expectTfjsParity('conv input gradient', () => {
+    const w = randomTensor([3, 3, 2, 4], 1);
+    return tf.grad((x: tf.Tensor) => tf.sum(tf.square(tf.fused.conv2d({ x: x as tf.Tensor4D, filter: w as tf.Tensor4D, strides: 1, pad: 'same' }))))(randomTensor([2, 5, 5, 2], 2));
+  });
 });
 
 test('products of tfjs own kernels note their transposes too', async () => {
@@ -121,11 +171,11 @@ test('a square product from a kernel registered after the install fails with a n
   installFastKernels('cpu');
 });
 
-test('fused matMul gradients leak no tensor', async () => {
+test('fused matMul and conv2d gradients leak no tensor', async () => {
   for (const backend of FAST_BACKENDS) {
     await useBackend(backend, true);
     await expectNoLeak('fused matMul gradients', async () => {
-      const grads = tf.tidy(() => fusedGradients(false, false, [64, 300, 96]));
+      const grads = tf.tidy(() => [...fusedGradients(false, false, [64, 300, 96]), ...convGradients(1, 'same', [2, 9, 4, 8])]);
       await grads[0].data();
       tf.dispose(grads);
     });
