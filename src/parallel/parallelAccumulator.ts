@@ -39,6 +39,14 @@ export interface ParallelAccumulatorArgs {
   nonFinite?: NonFinitePolicy;
   /** Modules each worker imports before rebuilding the model, e.g. one that registers your custom layers. Default none. */
   modules?: string[];
+  /**
+   * Reduce the workers' sums into the main thread every `syncEvery` micro-batches instead of
+   * only when the window is full. The update is the same; only the waiting changes. Setting it
+   * to the number of workers gives a loop that synchronizes on every micro-step, as data-parallel
+   * training does without `no_sync`: use it to measure what skipping that costs. Default: no
+   * synchronization inside a window.
+   */
+  syncEvery?: number;
 }
 
 /** A window's measurements, returned when a reduce happened. */
@@ -118,6 +126,7 @@ export class ParallelAccumulator {
   private sums: Float32Array | null = null;
   /** Micro-batches sent to workers and not yet reduced, per worker; their bytes; the next worker to use. */
   private round = { perWorker: [] as number[], dispatched: 0, bytes: 0, next: 0 };
+  private syncEvery: number | null = null;
   private busy = false;
   private disposed = false;
 
@@ -164,6 +173,8 @@ export class ParallelAccumulator {
       throw argumentError(OWNER, 'nonFinite', '"error", "skip-micro-batch" or "skip-window"', nonFinite);
     }
     if (args.clipNorm !== undefined && !isPositiveFinite(args.clipNorm)) throw argumentError(OWNER, 'clipNorm', 'a finite number > 0, or left out', args.clipNorm);
+    const syncEvery = args.syncEvery ?? null;
+    if (syncEvery !== null && !isPositiveInteger(syncEvery)) throw argumentError(OWNER, 'syncEvery', 'a positive integer (micro-batches between reductions), or left out', syncEvery);
     const modules = args.modules ?? [];
     if (!Array.isArray(modules) || modules.some((m) => typeof m !== 'string')) throw argumentError(OWNER, 'modules', 'an array of module specifiers', modules);
     const resolvedModules = modules.map((m) => {
@@ -191,7 +202,9 @@ export class ParallelAccumulator {
     // Note: the inner accumulator sees one contribution per window (the reduced sums) and closes
     // its window on it, so its clipping, finiteness check and optimizer step run once per update.
     const inner = new GradientAccumulator({ optimizer: args.optimizer, accumulationSteps: 1, varList: vars, clipNorm: args.clipNorm, nonFinite });
-    return new ParallelAccumulator(model, inner, pool, accumulationSteps, averaging, nonFinite, buffers, ready);
+    const accumulator = new ParallelAccumulator(model, inner, pool, accumulationSteps, averaging, nonFinite, buffers, ready);
+    accumulator.syncEvery = syncEvery;
+    return accumulator;
   }
 
   /** Worker threads. */
@@ -247,7 +260,11 @@ export class ParallelAccumulator {
       this.round.bytes += bytes;
       this.counters.microStep += 1;
       if (this.window.microBatches + this.round.dispatched < size) {
-        return this.stepResult(false, null, null, this.pendingMicroBatches, size, null);
+        if (this.syncEvery === null || this.round.dispatched < this.syncEvery) {
+          return this.stepResult(false, null, null, this.pendingMicroBatches, size, null);
+        }
+        const { report, skipped } = await this.reduceRound();
+        return this.stepResult(false, skipped, null, this.pendingMicroBatches, size, report);
       }
       const { report, skipped } = await this.reduceRound();
       if (this.window.microBatches < size) {
