@@ -209,7 +209,7 @@ export class GradientAccumulator {
         const { core, skipped } = applyNonFinitePolicy(OWNER, this.nonFinite, before, windowSize, loss);
         const full = core.window.microBatches >= windowSize;
         this.core = full ? closedCore(core, false) : core;
-        return this.result(loss, counted.count, core.window, { skipped, applied: false, gradientNorm: null, windowSize });
+        return this.result({ loss, sampleCount: counted.count, window: core.window, skipped, applied: false, gradientNorm: null, windowSize });
       }
       const next = copyCore(before);
       next.counters.microStep += 1;
@@ -223,16 +223,16 @@ export class GradientAccumulator {
       if (w.microBatches < windowSize) {
         this.commitSums(order, sums);
         this.core = next;
-        return this.result(loss, counted.count, w, { skipped: null, applied: false, gradientNorm: null, windowSize });
+        return this.result({ loss, sampleCount: counted.count, window: w, skipped: null, applied: false, gradientNorm: null, windowSize });
       }
       if (w.poisoned) {
         this.core = closedCore(next, false);
-        return this.result(loss, counted.count, w, { skipped: 'window', applied: false, gradientNorm: null, windowSize });
+        return this.result({ loss, sampleCount: counted.count, window: w, skipped: 'window', applied: false, gradientNorm: null, windowSize });
       }
       const gradientNorm = applyWindow({ optimizer: this.optimizer, variables: order, sums, weight: w.weight, clipNorm: this.clipNorm });
       this.slots = order.map((variable, i) => ({ variable, accumulator: this.slots[i]?.accumulator ?? null }));
       this.core = closedCore(next, true);
-      return this.result(loss, counted.count, w, { skipped: null, applied: true, gradientNorm, windowSize });
+      return this.result({ loss, sampleCount: counted.count, window: w, skipped: null, applied: true, gradientNorm, windowSize });
     } finally {
       tf.dispose(owned);
     }
@@ -377,13 +377,18 @@ export class GradientAccumulator {
     return resolveAccumulationSteps(OWNER, this.accumulationSteps, { epoch, updateStep });
   }
 
-  private result(
-    loss: number,
-    sampleCount: number,
-    window: OpenWindow,
-    r: { skipped: 'micro-batch' | 'window' | null; applied: boolean; gradientNorm: number | null; windowSize: number },
-  ): StepResult {
+  /** A micro-step's result, from what it did and the (just committed) counters. */
+  private result(r: {
+    loss: number;
+    sampleCount: number;
+    window: OpenWindow;
+    skipped: 'micro-batch' | 'window' | null;
+    applied: boolean;
+    gradientNorm: number | null;
+    windowSize: number;
+  }): StepResult {
     const { counters } = this.core;
+    const { loss, sampleCount, window } = r;
     return {
       loss,
       windowLoss: window.lossSum === null || window.weight === 0 ? null : window.lossSum / window.weight,

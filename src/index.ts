@@ -2,7 +2,7 @@
  * tfjs-accumulate: gradient accumulation, small-batch normalization layers and the experiments
  * behind them, for TensorFlow.js. This file is the package's one public entry.
  */
-export { addWeighted, averageGradients, globalNorm, clipByGlobalNorm } from './accumulation';
+export { addWeighted, averageGradients, globalNorm, clipByGlobalNorm, scaledGlobalNorm, nonFiniteProbe } from './accumulation';
 export {
   GradientAccumulator,
   NonFiniteGradientError,
