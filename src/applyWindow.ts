@@ -26,6 +26,8 @@ export interface ApplyWindowArgs {
   clipNorm: number | null;
   /** Skip the update when the averaged gradient's norm is above this; null never skips. */
   maxNorm: number | null;
+  /** Measure the norm even without clipping or a threshold (to keep a history of norms). */
+  measureNorm: boolean;
   /** The learning rate to set before the update; null keeps the optimizer's. */
   learningRate: number | null;
   /** Decoupled weight decay, or null. */
@@ -56,7 +58,7 @@ export function applyWindow(args: ApplyWindowArgs): WindowApplied {
   const present = sums.filter((s): s is tf.Tensor => s !== null);
   const averaged = tidy(() => present.map((s) => tf.div(s, weight)));
   let gradientNorm: number | null = null;
-  if (clipNorm !== null || maxNorm !== null) {
+  if (clipNorm !== null || maxNorm !== null || args.measureNorm) {
     const factors = tidy(() => {
       const { maxAbs, scaledNorm } = scaledGlobalNorm(averaged);
       return tf.stack([maxAbs, scaledNorm]);

@@ -302,7 +302,7 @@ export class GradientAccumulator {
     const shadows = ema === null ? null : order.map((v, i) => this.slots[i]?.ema ?? fresh[fresh.push(tf.variable(v, false)) - 1]);
     let outcome: { applied: boolean; gradientNorm: number | null };
     try {
-      outcome = applyWindow({ optimizer: this.optimizer, variables: order, sums, weight: w.weight, clipNorm: this.clipNorm, maxNorm, learningRate: rate, weightDecay, ema: ema === null ? null : { decay: ema.decay, shadows: shadows as tf.Variable[] }, owner: OWNER });
+      outcome = applyWindow({ optimizer: this.optimizer, variables: order, sums, weight: w.weight, clipNorm: this.clipNorm, maxNorm, measureNorm: skip !== null, learningRate: rate, weightDecay, ema: ema === null ? null : { decay: ema.decay, shadows: shadows as tf.Variable[] }, owner: OWNER });
     } catch (error) {
       tf.dispose(fresh);
       throw error;
