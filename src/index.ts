@@ -17,6 +17,8 @@ export { checkEquivalence } from './equivalence';
 export type { CheckEquivalenceArgs, EquivalenceReport, EquivalenceSuspect, VariableDifference } from './equivalence';
 export { epochSchedule, epochScheduleTable } from './schedule';
 export type { AccumulationSchedule, TrainingProgress } from './schedule';
+export { stepDecay, warmupCosine } from './learningRate';
+export type { LearningRateSchedule, StepDecayArgs, WarmupCosineArgs } from './learningRate';
 export { ACCUMULATOR_STATE_FORMAT } from './state';
 export type { AccumulatorState, AccumulatorCore, Counters, OpenWindow, SerializedTensor, SetStateArgs } from './state';
 export { groupNorm, GroupNormalization, groupNormalization } from './norm/groupNormalization';
