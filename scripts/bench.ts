@@ -25,8 +25,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
-import { BackendPreference, describeEnvironment, selectBackend } from 'tfjs-accumulate/backend';
-import { Timing, cnn, measureAccumulation, mlp, simpleNet, timeCall } from 'tfjs-accumulate/tutorial';
+import { BackendPreference, describeEnvironment, selectBackend } from '../src/entries/backend';
+import { Timing, cnn, measureAccumulation, mlp, simpleNet, timeCall } from '../src/entries/tutorial';
 
 type ModelName = 'simpleNet' | 'mlp' | 'cnn';
 

@@ -15,7 +15,7 @@ import * as path from 'node:path';
 import hljs from 'highlight.js';
 import katexPlugin from '@vscode/markdown-it-katex';
 import MarkdownIt from 'markdown-it';
-import { PLOTLY_MIME } from 'tfjs-accumulate/tutorial';
+import { PLOTLY_MIME } from '../src/entries/tutorial';
 import { liveBlocks } from './site/live/export';
 import { cellSource, REPORT_KEY, type Cell, type MimeBundle, type Notebook, type NotebookReport, type Output } from './runNotebooks';
 
