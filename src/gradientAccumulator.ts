@@ -192,7 +192,8 @@ export class GradientAccumulator {
   private accumulate(handed: tf.Variable[], gradients: (tf.Tensor | null)[], meanLoss: tf.Scalar | null, counted: LossCount, count: tf.Scalar | null = null): StepResult {
     if (this.swapped) throw new Error(`${OWNER}: the weights hold their EMA (inside withAveragedWeights); train only after it returns.`);
     const before = this.core;
-    if (before.window.unit !== null && before.window.unit !== counted.unit) {
+    // Samples and counts from lossFn both count items and may mix; micro-batch units may not.
+    if (before.window.unit !== null && before.window.unit !== counted.unit && (before.window.unit === 'micro-batches' || counted.unit === 'micro-batches')) {
       throw new Error(
         `${OWNER}: every micro-batch of a window must report its size the same way under "per-sample" ` +
           `averaging; this window counted ${before.window.unit} but this micro-step gives ${counted.unit}. ` +
@@ -247,7 +248,7 @@ export class GradientAccumulator {
       next.counters.microStep += 1;
       const w = next.window;
       w.size = windowSize;
-      w.unit = counted.unit;
+      w.unit = w.unit === 'counts' ? 'counts' : counted.unit;
       w.microBatches += 1;
       w.weight += counted.count;
       w.touched = order.filter((_, i) => sums[i] !== null).map((v) => v.name);
