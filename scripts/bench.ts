@@ -9,7 +9,7 @@
  *    timed in rounds that alternate ours with PyTorch pinned to one thread and PyTorch at every
  *    core, so both see the same load. Wall-clock median, min and max per call; the threads that
  *    were busy on each side during the timing, read from /proc (the pinning, verified).
- * 2. A roofline: useful GFLOP/s of each row (scripts/benchFlops.ts counts them), against the
+ * 2. A roofline: useful GFLOP/s of each row (src/measure.ts, stepFlops counts them), against the
  *    peak of a wasm SIMD multiply-add loop on this machine and PyTorch's GEMM peak.
  * 3. The other backends (cpu + kernels, stock wasm and cpu, tfjs-node when it loads): step times.
  * 4. Accumulation's own cost and memory on the fast backends (measureAccumulation, src/measure.ts).
@@ -25,9 +25,8 @@ import { dirname, join } from 'node:path';
 import { BackendPreference, describeEnvironment, selectBackend } from '../src/backend';
 import { GradientAccumulator } from '../src/gradientAccumulator';
 import { measureSimdPeak, SimdPeak } from '../src/kernels/simdPeak';
-import { measureAccumulation, median, timeCall } from '../src/measure';
+import { measureAccumulation, median, stepFlops, timeCall } from '../src/measure';
 import { cnn, mlp, simpleNet } from '../src/models';
-import { stepFlops } from './benchFlops';
 import { PeerCase, TorchPeer } from './benchPeer';
 import { accumulationTable, backendTable, headToHeadTable, Report, rooflineTable, Stats } from './benchReport';
 import { busyThreads, cpuPerWall, taskCpuNs } from './benchThreads';
@@ -90,7 +89,7 @@ export interface Contender {
 export interface BenchRow {
   id: string;
   label: string;
-  /** Useful FLOPs of one call (see scripts/benchFlops.ts). */
+  /** Useful FLOPs of one call (see src/measure.ts, stepFlops). */
   flops: number;
   /** What PyTorch runs for the same call. */
   peer: PeerCase;

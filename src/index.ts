@@ -53,5 +53,7 @@ export { selectBackend, describeEnvironment, BACKEND_PREFERENCES, BACKEND_ENV_VA
 export type { BackendPreference, SelectBackendArgs, EnvironmentReport } from './backend';
 export { installFastKernels, uninstallFastKernels, installedFastKernels, FAST_KERNEL_BACKENDS } from './kernels';
 export type { KernelReplacement, FastKernelBackend } from './kernels';
-export { measureAccumulation, peakBytesAbove, timeCall, timeCalls } from './measure';
-export type { AccumulationMeasurement, MeasureAccumulationArgs, TimeCallArgs, Timing } from './measure';
+export { measureAccumulation, peakBytesAbove, stepFlops, timeCall, timeCalls } from './measure';
+export type { AccumulationMeasurement, MeasureAccumulationArgs, StepFlops, TimeCallArgs, Timing } from './measure';
+export { measureSimdPeak } from './kernels/simdPeak';
+export type { SimdPeak, SimdPeakArgs } from './kernels/simdPeak';
