@@ -29,7 +29,7 @@ import { measureAccumulation, median, stepFlops, timeCall } from '../src/measure
 import { cnn, mlp, simpleNet } from '../src/models';
 import { PeerCase, TorchPeer } from './benchPeer';
 import { accumulationTable, backendTable, headToHeadTable, Report, rooflineTable, Stats } from './benchReport';
-import { busyThreads, cpuPerWall, taskCpuNs } from './benchThreads';
+import { busiestThreadNs, busyThreads, cpuPerWall, taskCpuNs } from './benchThreads';
 
 type ModelName = 'simpleNet' | 'mlp' | 'cnn';
 const quick = process.argv.includes('--quick');
@@ -199,6 +199,8 @@ interface Block {
   ms: number[];
   busyThreads: number | null;
   cpuPerWall: number | null;
+  /** CPU ms per call of the busiest thread. */
+  threadCpuMs: number | null;
 }
 
 async function oursBlock(contender: Contender, seconds: number, minReps: number): Promise<Block> {
@@ -212,13 +214,15 @@ async function oursBlock(contender: Contender, seconds: number, minReps: number)
   } while (ms.length < minReps || (performance.now() - start) / 1000 < seconds);
   const after = taskCpuNs();
   const wallNs = (performance.now() - start) * 1e6;
-  return { ms, busyThreads: busyThreads(before, after), cpuPerWall: cpuPerWall(before, after, wallNs) };
+  const busiest = busiestThreadNs(before, after);
+  return { ms, busyThreads: busyThreads(before, after), cpuPerWall: cpuPerWall(before, after, wallNs), threadCpuMs: busiest === null ? null : busiest / 1e6 / ms.length };
 }
 
 function statsOf(blocks: Block[]): Stats {
   const ms = blocks.flatMap((b) => b.ms);
   const busy = blocks.map((b) => b.busyThreads).filter((n): n is number => n !== null);
   const cpu = blocks.map((b) => b.cpuPerWall).filter((n): n is number => n !== null);
+  const threadCpu = blocks.map((b) => b.threadCpuMs).filter((n): n is number => n !== null);
   return {
     ms: median(ms),
     minMs: Math.min(...ms),
@@ -226,6 +230,7 @@ function statsOf(blocks: Block[]): Stats {
     calls: ms.length,
     busyThreads: busy.length ? median(busy) : null,
     cpuPerWall: cpu.length ? median(cpu) : null,
+    threadCpuMs: threadCpu.length ? median(threadCpu) : null,
   };
 }
 

@@ -14,6 +14,12 @@ export interface Stats {
   busyThreads: number | null;
   /** The process's CPU time over the wall time, median over rounds: cores kept busy on average. */
   cpuPerWall: number | null;
+  /**
+   * CPU ms per call of the process's busiest thread, median over rounds. For a run verified to
+   * use one thread this is its time without the waits other processes caused: the steadiest
+   * number on a loaded machine (it still includes their effect on caches).
+   */
+  threadCpuMs: number | null;
 }
 
 export interface Report {
@@ -59,17 +65,24 @@ export function peerLine(report: Report, which: 'one' | 'all'): string {
   return `torch ${hello.torch}: torch.get_num_threads() = ${hello.threads}; thread pools (threadpoolctl): ${pools}; ${env}`;
 }
 
+/** The busiest threads' CPU ms per call of both sides and their ratio. */
+function threadCell(torch: Stats | null, ours: Stats): string {
+  if (!torch || torch.threadCpuMs === null || ours.threadCpuMs === null) return '—';
+  return `${fmt(torch.threadCpuMs)}, ${fmt(ours.threadCpuMs)}, ${fmt(ours.threadCpuMs / torch.threadCpuMs)}`;
+}
+
 /** Ours against PyTorch at one thread and at every core, with the targets. */
 export function headToHeadTable(report: Report): string[] {
   const lines = [
     'Wall-clock ms per call: median (min–max) over rounds that alternate ours and PyTorch. "busy" is the number of threads',
     'of each process that ran ≥25% of its busiest thread\'s CPU time, then its CPU time over wall time (/proc/self/task/*/schedstat):',
-    'the pinning, verified. Targets compare the medians; the ratio of the fastest calls is the least disturbed estimate on a loaded machine.',
+    'the pinning, verified. Targets compare the medians. On a loaded machine the ratio of the fastest calls and that of the busiest',
+    "thread's CPU time per call (one-thread runs only) are the least disturbed estimates.",
     `PyTorch, 1 thread: ${peerLine(report, 'one')}`,
     `PyTorch, ${report.cpus.count} threads: ${peerLine(report, 'all')}`,
     '',
-    `| row | PyTorch 1 thread | busy | ours 1 thread | busy | ours / PyTorch (median, min) | target | PyTorch ${report.cpus.count} threads | busy | ours ${report.cpus.count} threads | busy | ours / PyTorch |`,
-    '|---|---|---|---|---|---|---|---|---|---|---|---|',
+    `| row | PyTorch 1 thread | busy | ours 1 thread | busy | ours / PyTorch (median, min) | thread CPU ms: PyTorch, ours, ratio | target | PyTorch ${report.cpus.count} threads | busy | ours ${report.cpus.count} threads | busy | ours / PyTorch |`,
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const r of report.rows) {
     const target = report.config.targets.ratio[r.id];
@@ -82,7 +95,7 @@ export function headToHeadTable(report: Report): string[] {
     const allCell = oursAll ? spread(oursAll) : `${spread(r.ours1)}, 1 thread (no multi-core path)`;
     const ratioAll = r.torchAll ? (oursAll ?? r.ours1).ms / r.torchAll.ms : null;
     lines.push(
-      `| ${r.label} | ${spread(r.torch1)} | ${busy(r.torch1)} | ${spread(r.ours1)} | ${busy(r.ours1)} | ${fmt(ratio1)} (min ${fmt(ratioMin)}) | ${verdict} | ` +
+      `| ${r.label} | ${spread(r.torch1)} | ${busy(r.torch1)} | ${spread(r.ours1)} | ${busy(r.ours1)} | ${fmt(ratio1)} (min ${fmt(ratioMin)}) | ${threadCell(r.torch1, r.ours1)} | ${verdict} | ` +
         `${spread(r.torchAll)} | ${busy(r.torchAll)} | ${allCell} | ${busy(oursAll ?? r.ours1)} | ${fmt(ratioAll)} |`,
     );
   }
