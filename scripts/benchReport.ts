@@ -132,7 +132,8 @@ export function accumulationTable(report: Report): string[] {
   const { accumulationSteps: k, microBatchSize: b } = report.config;
   const lines = [
     `Accumulation: a window of ${k} x ${b} against one step of ${k * b}, timed in turns (median wall ms); bookkeeping is the accumulator's`,
-    "own work per window (adding, the finiteness check, averaging): addGradients on fixed gradients minus the applyGradients a plain step also pays.",
+    "own work per window (adding, the finiteness check, averaging): addGradients on fixed gradients minus the applyGradients a plain step also pays;",
+    'its share of a window is a share of CPU time (steady under load), its ms a difference of wall-clock medians.',
     '',
     `| model | backend | window / step (time) | bookkeeping share of a window | target | peak memory window / step | theory |`,
     '|---|---|---|---|---|---|---|',

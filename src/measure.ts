@@ -169,7 +169,13 @@ export interface AccumulationMeasurement {
    * of `addGradients` on fixed gradients minus the `applyGradients` a plain step also pays.
    */
   bookkeepingMs: number;
-  /** bookkeepingMs / windowMs. */
+  /**
+   * The bookkeeping's share of a window, in process CPU time: (CPU time of the adds − of the
+   * applies) / CPU time of the window. Note: CPU time rather than the wall-clock medians, because
+   * the window and the bookkeeping are timed at different moments and other processes on the
+   * machine stretch their wall times differently; the training here runs on one thread, so the
+   * CPU times of both are the work itself.
+   */
   bookkeepingShare: number;
   /** Peak bytes above the baseline: of a window, of a plain step on the batch, of one on a micro-batch. */
   peakBytes: { window: number; step: number; microStep: number };
@@ -232,6 +238,7 @@ export async function measureAccumulation(args: MeasureAccumulationArgs): Promis
     const { value, grads } = tf.variableGrads(lossOf(microBatches[0]), vars);
     value.dispose();
     let bookkeepingMs: number;
+    let bookkeepingCpuMs: number;
     try {
       const [adding, applying] = timeCalls(
         [
@@ -243,6 +250,7 @@ export async function measureAccumulation(args: MeasureAccumulationArgs): Promis
         timing,
       );
       bookkeepingMs = Math.max(0, adding.ms - applying.ms);
+      bookkeepingCpuMs = Math.max(0, adding.cpuMs - applying.cpuMs);
     } finally {
       tf.dispose(grads);
     }
@@ -263,7 +271,7 @@ export async function measureAccumulation(args: MeasureAccumulationArgs): Promis
       step: stepTime,
       timeRatio: windowTime.ms / stepTime.ms,
       bookkeepingMs,
-      bookkeepingShare: bookkeepingMs / windowTime.ms,
+      bookkeepingShare: bookkeepingCpuMs / windowTime.cpuMs,
       peakBytes: { window: windowPeak, step: stepPeak, microStep: microStepPeak },
       memoryRatio: windowPeak / stepPeak,
       memoryRatioTheory: (microStepPeak + 2 * parameterBytes) / stepPeak,
