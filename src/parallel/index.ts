@@ -11,3 +11,5 @@ export type { ParallelMicroBatch } from './microBatch';
 export type { LossSpec, TransferableTensor } from './protocol';
 export { PARALLEL_STATE_FORMAT } from './state';
 export type { Averaging, ParallelAccumulatorState, ParallelCounters, ParallelWindow } from './state';
+export { measureParallelWindow } from './measure';
+export type { MeasureParallelArgs, ParallelMeasurement, ParallelWindowTiming } from './measure';
