@@ -3,7 +3,8 @@ import type { BackendPreference } from '../backend';
 import { argumentError, isPositiveInteger } from '../errors';
 import { GradientAccumulator } from '../gradientAccumulator';
 import { TFJS_LOSS_NAMES } from './loss';
-import { ParallelAccumulator, RoundReport } from './parallelAccumulator';
+import { ParallelAccumulator } from './parallelAccumulator';
+import type { RoundReport } from './results';
 
 /**
  * Measuring a parallel window against the single-thread accumulator, side by side: every timed
