@@ -10,7 +10,7 @@ export {
 } from './gradientAccumulator';
 export type {
   GradientAccumulatorArgs,
-  Normalization,
+  Averaging,
   NonFinitePolicy,
   StepOptions,
   StepResult,
@@ -21,10 +21,10 @@ export { AccumulatingOptimizer } from './accumulatingOptimizer';
 export type { AccumulatingOptimizerArgs } from './accumulatingOptimizer';
 export { checkEquivalence } from './equivalence';
 export type { CheckEquivalenceArgs, EquivalenceReport, EquivalenceSuspect, VariableDifference } from './equivalence';
-export { epochSchedule } from './schedule';
+export { epochSchedule, epochScheduleTable } from './schedule';
 export type { AccumulationSchedule, TrainingProgress } from './schedule';
 export { ACCUMULATOR_STATE_FORMAT } from './state';
-export type { AccumulatorState, SerializedTensor, SetStateArgs } from './state';
+export type { AccumulatorState, AccumulatorCore, Counters, OpenWindow, SerializedTensor, SetStateArgs } from './state';
 export { lineChart, barChart, baseLayout, PALETTE, PLOTLY_MIME, figureBundle, showFigure, figureText, figureSvg } from './plot';
 export type { PlotlyFigure, PlotlyTrace, Series, LineChartArgs, BarChartArgs, DisplayBundle } from './plot';
 export { groupNorm, GroupNormalization, groupNormalization } from './norm/groupNormalization';
