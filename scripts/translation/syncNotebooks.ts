@@ -1,7 +1,7 @@
 /**
  * Keeps each translated notebook running its English twin's program.
  *
- *   npm run notebooks:sync [-- [--check] [--create] [--lang=zh]]
+ *   npm run notebooks:sync [-- [--check] [--create] [--prose-reviewed] [--lang=zh]]
  *
  * A translated notebook (`notebooks/zh/NN-name.ipynb`) owns its markdown cells; its code cells
  * are generated: the English twin's code with every comment and message replaced from the
@@ -16,10 +16,16 @@
  * - comments and messages with no entry in the table stay in English and are listed, so the
  *   program is always the same, and a missing translation is visible, never wrong.
  *
- * `--check` writes nothing and exits with 1 when a notebook is out of date (the unit tests run
- * the same check). `--create` starts a twin for an English chapter that has none, from a copy
+ * Prose cannot be synced, only flagged: each translated notebook records a short hash of every
+ * English markdown cell it was translated from (metadata `translation.english_prose`), and the
+ * sync lists the English cells added or edited since. `--prose-reviewed` records the current
+ * English prose once the Chinese prose says the same again.
+ *
+ * `--check` writes nothing and exits with 1 when a notebook's code is out of date (the unit
+ * tests run the same check; changed English prose is reported, not failed). `--create` starts a twin for an English chapter that has none, from a copy
  * of the English prose that the translator then replaces.
  */
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { programTokens, tokenize, isProgramValue, type Token } from './programTokens';
@@ -32,6 +38,11 @@ export interface SyncNotebooksArgs {
   check?: boolean;
   /** Start a translated twin for an English chapter that has none. Default false. */
   create?: boolean;
+  /**
+   * Record the English prose as translated: the translator has brought the Chinese prose up to
+   * date with the English markdown cells reported as changed. Default false.
+   */
+  proseReviewed?: boolean;
 }
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -196,10 +207,17 @@ export interface SyncReport {
   /** Translated code cells that had no English twin and were removed. */
   removed: number;
   untranslated: string[];
+  /** English markdown cells (0-based among all cells) added or edited since the prose was last reviewed. */
+  proseChanged: number[];
+}
+
+/** Short hashes of a notebook's markdown cells, in order: what its translation was made from. */
+export function proseHashes(notebook: Notebook): string[] {
+  return notebook.cells.filter((c) => c.cell_type === 'markdown').map((c) => createHash('sha256').update(cellText(c)).digest('hex').slice(0, 12));
 }
 
 /** The translated notebook with its code cells regenerated from the English twin. */
-export function syncNotebook(english: Notebook, translated: Notebook, table: Translations, idPrefix: string): SyncReport {
+export function syncNotebook(english: Notebook, translated: Notebook, table: Translations, idPrefix: string, proseReviewed = false): SyncReport {
   const englishCode = english.cells.filter((c) => c.cell_type === 'code');
   const translatedCode = translated.cells.filter((c) => c.cell_type === 'code');
   const pairs = pairCells(englishCode.map(cellText), translatedCode.map(cellText));
@@ -240,7 +258,14 @@ export function syncNotebook(english: Notebook, translated: Notebook, table: Tra
   }
   insertUpTo(englishCode.length);
   cells.forEach((c, i) => (c.id = `${idPrefix}-${String(i).padStart(2, '0')}`));
-  return { notebook: { ...translated, cells }, inserted, removed, untranslated: [...new Set(untranslated)] };
+
+  const hashes = proseHashes(english);
+  const record = (translated.metadata.translation ?? {}) as { english_prose?: string[] };
+  const known = new Set(proseReviewed ? hashes : (record.english_prose ?? []));
+  const markdown = english.cells.flatMap((c, i) => (c.cell_type === 'markdown' ? [i] : []));
+  const proseChanged = markdown.filter((_, k) => !known.has(hashes[k]));
+  const metadata = proseReviewed ? { ...translated.metadata, translation: { ...record, english_prose: hashes } } : translated.metadata;
+  return { notebook: { ...translated, metadata, cells }, inserted, removed, untranslated: [...new Set(untranslated)], proseChanged };
 }
 
 /** Notebook JSON as Jupyter writes it: sorted keys, one-space indent, text unescaped. */
@@ -271,12 +296,15 @@ export function syncEdition(args: SyncNotebooksArgs = {}, log: (line: string) =>
       continue;
     }
     const current = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : formatNotebook(startTwin(english));
-    const report = syncNotebook(english, JSON.parse(current) as Notebook, table, `${name.slice(0, 2)}-${lang}`);
+    const report = syncNotebook(english, JSON.parse(current) as Notebook, table, `${name.slice(0, 2)}-${lang}`, args.proseReviewed || !fs.existsSync(file));
     for (const c of english.cells) if (c.cell_type === 'code') for (const key of translateCode(cellText(c), table).used) used.add(key);
     const text = formatNotebook(report.notebook);
     const notes = [
       report.inserted.length ? `inserted English code cell(s) ${report.inserted.map((i) => i + 1).join(', ')}: write their prose` : '',
       report.removed ? `removed ${report.removed} code cell(s) the English chapter no longer has` : '',
+      report.proseChanged.length
+        ? `English prose added or edited since the translation (then run with --prose-reviewed):\n${report.proseChanged.map((i) => `    cell ${i + 1}: ${JSON.stringify(cellText(english.cells[i]).split('\n')[0].slice(0, 80))}`).join('\n')}`
+        : '',
       report.untranslated.length ? `${report.untranslated.length} text(s) left in English:\n${report.untranslated.map((u) => `    ${JSON.stringify(u)}`).join('\n')}` : '',
     ].filter(Boolean);
     if (text !== current) {
@@ -296,8 +324,9 @@ function parseArgs(argv: string[]): SyncNotebooksArgs {
     const [flag, value] = arg.split(/=(.*)/s, 2);
     if (flag === '--check') args.check = true;
     else if (flag === '--create') args.create = true;
+    else if (flag === '--prose-reviewed') args.proseReviewed = true;
     else if (flag === '--lang' && value && /^[a-z]{2}(-[A-Za-z]+)?$/.test(value)) args.lang = value;
-    else throw new Error(`syncNotebooks: unknown option ${arg}; accepted: --check, --create, --lang=CODE (a folder under notebooks/, e.g. --lang=zh).`);
+    else throw new Error(`syncNotebooks: unknown option ${arg}; accepted: --check, --create, --prose-reviewed, --lang=CODE (a folder under notebooks/, e.g. --lang=zh).`);
   }
   return args;
 }

@@ -74,6 +74,18 @@ describe('syncNotebook', () => {
   });
 });
 
+describe('English prose changes', () => {
+  it('are listed until the translation is marked as reviewed', () => {
+    const english = notebook([prose('# 1. Title'), code('done();'), prose('Old text.')]);
+    const reviewed = syncNotebook(english, notebook([prose('# 1. 标题'), code('done();'), prose('旧文。')]), {}, '01-zh', true).notebook;
+    assert.deepEqual(syncNotebook(english, reviewed, {}, '01-zh').proseChanged, []);
+    const edited = notebook([prose('# 1. Title'), code('done();'), prose('New text.'), prose('Added.')]);
+    assert.deepEqual(syncNotebook(edited, reviewed, {}, '01-zh').proseChanged, [2, 3]);
+    const again = syncNotebook(edited, reviewed, {}, '01-zh', true).notebook;
+    assert.deepEqual(syncNotebook(edited, again, {}, '01-zh').proseChanged, []);
+  });
+});
+
 describe('the Chinese edition', () => {
   it('is in sync: its code cells are the English code with the table applied (`npm run notebooks:sync`)', () => {
     const lines: string[] = [];
