@@ -17,9 +17,9 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
-import { selectBackend } from 'tfjs-accumulate/backend';
-import { cnn } from 'tfjs-accumulate/tutorial';
-import { ParallelMeasurement, measureParallelWindow } from 'tfjs-accumulate/tutorial';
+import { selectBackend } from '../src/entries/backend';
+import { cnn } from '../src/entries/tutorial';
+import { ParallelMeasurement, measureParallelWindow } from '../src/entries/tutorial';
 
 const quick = process.argv.includes('--quick');
 const CONFIG = {

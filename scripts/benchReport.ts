@@ -1,5 +1,5 @@
-import type { AccumulationMeasurement } from 'tfjs-accumulate/tutorial';
-import type { SimdPeak } from 'tfjs-accumulate/backend';
+import type { AccumulationMeasurement } from '../src/entries/tutorial';
+import type { SimdPeak } from '../src/entries/backend';
 import type { PeerHello } from './benchPeer';
 
 /** The bench's tables, from its JSON record (build/bench/bench.json has this shape). */

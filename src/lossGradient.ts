@@ -62,6 +62,23 @@ export function safeVariableGrads(
   return { value: result.value, gradients: vars.map((v) => result.grads[v.name] ?? null) };
 }
 
+/**
+ * What `lossFn` may return instead of a tensor: the micro-batch's summed loss and a scalar count
+ * known only in the graph, such as the number of unmasked tokens. The window is divided by the
+ * total count; the count is read with the loss in the micro-step's one host read.
+ */
+export interface CountedLoss {
+  /** The summed loss of the micro-batch (not its mean), a float32 scalar. */
+  loss: tf.Tensor;
+  /** What the loss sums over, a scalar tensor (e.g. `tf.sum(mask)`). */
+  count: tf.Tensor;
+}
+
+/** True for a `{ loss, count }` object (and not a tensor). */
+export function isCountedLoss(value: unknown): value is CountedLoss {
+  return value !== null && typeof value === 'object' && !(value instanceof tf.Tensor) && 'loss' in value && 'count' in value;
+}
+
 /** How a micro-batch counts: `count` samples (or one unit), its loss objective scaled by `weight`. */
 export interface LossCount {
   count: number;
@@ -76,8 +93,20 @@ export interface LossCount {
  */
 export function countLoss(owner: string, averaging: Averaging, loss: unknown, sampleCount: number | undefined): LossCount {
   const returned = () => verbatim(`a function that returned ${describe(loss)}`);
+  if (isCountedLoss(loss)) {
+    if (averaging !== 'per-sample') throw argumentError(owner, 'lossFn', 'a function that returns a scalar mean loss under "per-micro-batch" averaging ({ loss, count } needs "per-sample")', verbatim('a function that returned { loss, count }'));
+    if (sampleCount !== undefined) throw argumentError(owner, 'sampleCount', 'left out when lossFn returns { loss, count }', sampleCount);
+    const { loss: summed, count } = loss;
+    if (!(summed instanceof tf.Tensor) || summed.rank !== 0 || summed.dtype !== 'float32') {
+      throw argumentError(owner, 'lossFn', 'a function whose { loss, count } holds a float32 scalar summed loss', verbatim(`a loss of ${describe(summed)}`));
+    }
+    if (!(count instanceof tf.Tensor) || count.rank !== 0) {
+      throw argumentError(owner, 'lossFn', 'a function whose { loss, count } holds a scalar count tensor (e.g. the number of unmasked tokens)', verbatim(`a count of ${describe(count)}`));
+    }
+    return { count: Number.NaN, unit: 'counts', weight: 1 };
+  }
   if (!(loss instanceof tf.Tensor)) {
-    throw argumentError(owner, 'lossFn', 'a function that returns a tf.Tensor (a scalar mean loss, or a 1-D per-sample loss)', returned());
+    throw argumentError(owner, 'lossFn', 'a function that returns a tf.Tensor (a scalar mean loss, or a 1-D per-sample loss) or { loss, count }', returned());
   }
   if (loss.dtype !== 'float32') {
     throw argumentError(owner, 'lossFn', 'a function that returns a float32 loss (tf.cast an integer loss first)', verbatim(`a function that returned a ${loss.dtype} tensor`));

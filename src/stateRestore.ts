@@ -32,6 +32,8 @@ export interface RestorePlan {
   variables: tf.Variable[];
   /** Their saved accumulators, in the same order. */
   accumulators: SerializedTensor[];
+  /** Their saved EMA, in the same order; null when not restored. */
+  ema: SerializedTensor[] | null;
   /** Saved variable name → live variable name. */
   rename: Map<string, string>;
   /** Writes the optimizer's weights (a no-op when they are not restored); undoes itself if it throws. */
@@ -44,7 +46,7 @@ const shapeText = (s: readonly number[]) => `[${s.join(', ')}]`;
 export async function planRestore(
   owner: string,
   state: AccumulatorState,
-  where: { matchBy: 'name' | 'order'; known: tf.Variable[]; candidates: tf.Variable[]; optimizer: tf.Optimizer | null },
+  where: { matchBy: 'name' | 'order'; known: tf.Variable[]; candidates: tf.Variable[]; optimizer: tf.Optimizer | null; withEma: boolean },
 ): Promise<RestorePlan> {
   const entries = state.accumulators;
   let variables: tf.Variable[];
@@ -72,15 +74,25 @@ export async function planRestore(
     }
   });
   const rename = new Map(entries.map((e, i) => [e.name, variables[i].name]));
+  const ema = where.withEma ? state.ema ?? null : null;
+  if (ema !== null) {
+    if (ema.length !== variables.length) throw argumentError(owner, 'state.ema', `one entry per variable (${variables.length})`, verbatim(`${ema.length} entries`));
+    ema.forEach((e, i) => {
+      if (!sameShape(e.shape, variables[i].shape) || e.dtype !== 'float32') {
+        throw argumentError(owner, `state.ema[${i}] ("${e.name}")`, `float32 of shape ${shapeText(variables[i].shape)}, the shape of variable "${variables[i].name}"`, verbatim(`${e.dtype} of shape ${shapeText(e.shape)}`));
+      }
+    });
+  }
   const optimizer = where.optimizer;
   const saved = state.optimizer;
-  if (optimizer === null || saved === null) return { variables, accumulators: entries, rename, commitOptimizer: async () => {} };
+  if (optimizer === null || saved === null) return { variables, accumulators: entries, ema, rename, commitOptimizer: async () => {} };
 
   const weights = saved.map((s) => ({ ...s, name: renameOptimizerWeight(s.name, rename) }));
   await checkOptimizerWeights(owner, optimizer, weights, variables);
   return {
     variables,
     accumulators: entries,
+    ema,
     rename,
     async commitOptimizer() {
       const before = await optimizer.getWeights();

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { PLOTLY_MIME } from 'tfjs-accumulate/tutorial';
+import { PLOTLY_MIME } from '../../src/entries/tutorial';
 
 // Executes every notebook with Debian's real Jupyter: `jupyter nbconvert --execute --to notebook`
 // under /usr/bin/python3, with the tslab kernelspec installed by the project's own script into a
