@@ -80,11 +80,11 @@ export function proseOf(markdown: string): string {
  */
 export function glossaryProblems(glossary: Glossary): string[] {
   const problems: string[] = [];
-  const seen = new Map<string, string>();
+  const seen = { en: new Set<string>(), zh: new Set<string>() };
   for (const term of glossary.terms) {
-    for (const word of [term.en, term.zh]) {
-      if (seen.has(word)) problems.push(`"${word}" is listed twice`);
-      seen.set(word, term.en);
+    for (const lang of ['en', 'zh'] as const) {
+      if (seen[lang].has(term[lang])) problems.push(`"${term[lang]}" is listed twice`);
+      seen[lang].add(term[lang]);
     }
     if (term.avoid.includes(term.zh) || term.avoid.includes(term.en)) problems.push(`${term.en}: avoids its own term`);
   }
