@@ -280,6 +280,22 @@ function startTwin(english: Notebook): Notebook {
   return { ...english, cells: english.cells.map((c) => ({ ...c })) };
 }
 
+/**
+ * The translated notebook, among those without an English chapter of their name, that an
+ * English chapter was renamed from: the one sharing the most code cells with it, at least half.
+ */
+export function formerName(english: Notebook, candidates: [string, Notebook][]): string | undefined {
+  const programs = (nb: Notebook) => nb.cells.filter((c) => c.cell_type === 'code').map((c) => programTokens(cellText(c)).join(' '));
+  const wanted = programs(english);
+  let best: { name: string; shared: number } | undefined;
+  for (const [name, nb] of candidates) {
+    const have = new Set(programs(nb));
+    const shared = wanted.filter((p) => have.has(p)).length;
+    if (shared * 2 >= wanted.length && shared > (best?.shared ?? 0)) best = { name, shared };
+  }
+  return best?.name;
+}
+
 /** Syncs every translated notebook of an edition; returns the files that are (or were) out of date. */
 export function syncEdition(args: SyncNotebooksArgs = {}, log: (line: string) => void = console.log): string[] {
   const lang = args.lang ?? CONFIG.lang;
@@ -287,9 +303,19 @@ export function syncEdition(args: SyncNotebooksArgs = {}, log: (line: string) =>
   const table = JSON.parse(fs.readFileSync(path.join(folder, CONFIG.table), 'utf8')) as Translations;
   const stale: string[] = [];
   const used = new Set<string>();
-  for (const name of fs.readdirSync(CONFIG.english).filter((f) => f.endsWith('.ipynb')).sort()) {
+  const names = fs.readdirSync(CONFIG.english).filter((f) => f.endsWith('.ipynb')).sort();
+  const orphans = fs.readdirSync(folder).filter((f) => f.endsWith('.ipynb') && !names.includes(f));
+  for (const name of names) {
     const file = path.join(folder, name);
     const english = JSON.parse(fs.readFileSync(path.join(CONFIG.english, name), 'utf8')) as Notebook;
+    const renamed = fs.existsSync(file) ? undefined : formerName(english, orphans.map((o) => [o, JSON.parse(fs.readFileSync(path.join(folder, o), 'utf8')) as Notebook]));
+    if (renamed) {
+      log(`${lang}/${name}: the English chapter was ${lang}/${renamed}'s twin; ${args.check ? 'rename it' : 'renamed'} (fix the title's number and chapter references by hand)`);
+      stale.push(file);
+      if (args.check) continue;
+      fs.renameSync(path.join(folder, renamed), file);
+      orphans.splice(orphans.indexOf(renamed), 1);
+    }
     if (!fs.existsSync(file) && !args.create) {
       log(`${lang}/${name}: missing (run with --create to start it from the English chapter)`);
       stale.push(file);
@@ -312,6 +338,10 @@ export function syncEdition(args: SyncNotebooksArgs = {}, log: (line: string) =>
       if (!args.check) fs.writeFileSync(file, text);
     }
     log(`${lang}/${name}: ${text === current ? 'in sync' : args.check ? 'OUT OF DATE' : 'updated'}${notes.length ? `; ${notes.join('; ')}` : ''}`);
+  }
+  for (const o of orphans) {
+    log(`${lang}/${o}: no English chapter of that name; delete it if the chapter is gone`);
+    stale.push(path.join(folder, o));
   }
   const unused = Object.keys(table).filter((k) => !used.has(k));
   if (unused.length) log(`${lang}/${CONFIG.table}: ${unused.length} entr(ies) no English cell uses any more:\n${unused.map((u) => `    ${JSON.stringify(u)}`).join('\n')}`);

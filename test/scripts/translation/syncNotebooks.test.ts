@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { cellText, pairCells, syncEdition, syncNotebook, translateCode, type Notebook, type NotebookCell } from '../../../scripts/translation/syncNotebooks';
+import { cellText, formerName, pairCells, syncEdition, syncNotebook, translateCode, type Notebook, type NotebookCell } from '../../../scripts/translation/syncNotebooks';
 
 const NOTEBOOKS = join(__dirname, '..', '..', '..', 'notebooks');
 
@@ -71,6 +71,16 @@ describe('syncNotebook', () => {
     assert.equal(removed, 1);
     assert.deepEqual(untranslated, []);
     assert.deepEqual(out.cells.map((c) => c.id), ['01-zh-00', '01-zh-01', '01-zh-02', '01-zh-03', '01-zh-04', '01-zh-05', '01-zh-06']);
+  });
+});
+
+describe('formerName', () => {
+  it('finds the twin of a renamed English chapter by its code, and nothing for a new chapter', () => {
+    const english = notebook([prose('# 6. BatchNorm'), code("import x from 'x';"), code('run(1);'), code('check();')]);
+    const twin = notebook([prose('# 5. 批归一化'), code("import x from 'x';"), code('run(1);'), code('check(2);')]);
+    const other = notebook([prose('# 4. 其他'), code("import y from 'y';"), code('other();')]);
+    assert.equal(formerName(english, [['04-other.ipynb', other], ['05-batchnorm.ipynb', twin]]), '05-batchnorm.ipynb');
+    assert.equal(formerName(english, [['04-other.ipynb', other]]), undefined);
   });
 });
 
