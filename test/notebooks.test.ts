@@ -15,6 +15,8 @@ import * as tutorial from '../src/entries/tutorial';
 
 const folder = join(__dirname, '..', 'notebooks');
 const files = readdirSync(folder).filter((f) => f.endsWith('.ipynb')).sort();
+/** The Chinese edition (`zh/01-environment.ipynb` …) keeps the same rules. */
+const translated = readdirSync(join(folder, 'zh')).filter((f) => f.endsWith('.ipynb')).sort().map((f) => `zh/${f}`);
 
 interface Cell {
   cell_type: string;
@@ -92,7 +94,7 @@ describe('the notebooks', () => {
     assert.deepEqual(files.map((f) => f.slice(0, 3)), ['01-', '02-', '03-', '04-', '05-', '06-', '07-', '08-']);
   });
 
-  for (const file of files) {
+  for (const file of [...files, ...translated]) {
     describe(file, () => {
       const notebook = read(file);
 
