@@ -9,7 +9,8 @@
  * - `lazy-fused-gradients`: the fused matMul/conv2d gradients of src/kernels/fusedGradients.ts
  *   (each input's gradient only when needed) against tfjs's own, on a plain SGD step;
  * - `add-checked`: one accumulator micro-step's bookkeeping over the MLP's weights, as tfjs ops
- *   (add, then a sum reduction; and the exact variant sum(x·0)) against `addChecked`.
+ *   (add, then a sum reduction; the exact variants sum(x·0) and all(isFinite(x))) against
+ *   `addChecked`.
  */
 import * as tf from '@tensorflow/tfjs';
 import { addChecked, fusedGradientPatches, selectBackend } from '../src/entries/backend';
@@ -24,7 +25,9 @@ const CONFIG = {
   steps: [['mlp', 64], ['mlp', 16], ['cnn', 16], ['cnn', 64]] as ['mlp' | 'cnn', number][],
 };
 
-const fmt = (t: Timing) => `${t.ms.toFixed(3)} ms (min ${t.minMs.toFixed(3)})`;
+const fmt = (t: Timing) => `${t.ms.toFixed(3)} ms (min ${t.minMs.toFixed(3)}, CPU ${t.cpuMs.toFixed(3)})`;
+/** with / without: of the medians, of the minima, and of the process CPU time per call (one thread: the steadiest under load). */
+const ratio = (a: Timing, b: Timing) => `${(a.ms / b.ms).toFixed(2)} (min ${(a.minMs / b.minMs).toFixed(2)}, CPU ${(a.cpuMs / b.cpuMs).toFixed(2)})`;
 
 function plainStep(name: 'mlp' | 'cnn', batch: number): { step: () => void; dispose: () => void } {
   const model = name === 'mlp' ? mlp({ normalization: 'none', seed: 1 }) : cnn({ normalization: 'batch', seed: 1 });
@@ -63,7 +66,7 @@ function lazyFusedGradients(): void {
   for (const [name, batch] of CONFIG.steps) {
     const { step, dispose } = plainStep(name, batch);
     const [stock, lazy] = timeCalls([step, withOurs(step)], { seconds: CONFIG.seconds, rounds: CONFIG.rounds });
-    console.log(`| lazy-fused-gradients | ${name} step of ${batch} | ${fmt(stock)} | ${fmt(lazy)} | ${(lazy.ms / stock.ms).toFixed(2)} (min ${(lazy.minMs / stock.minMs).toFixed(2)}) |`);
+    console.log(`| lazy-fused-gradients | ${name} step of ${batch} | ${fmt(stock)} | ${fmt(lazy)} | ${ratio(lazy, stock)} |`);
     dispose();
   }
   ours.forEach((g) => tf.registerGradient(g));
@@ -80,10 +83,15 @@ function addCheckedLever(): void {
     tf.dispose(sums);
     sums = next;
   };
-  const viaOps = (exact: boolean) => () => {
+  const probes: Record<string, (t: tf.Tensor) => tf.Tensor> = {
+    'sum': (t) => tf.sum(t),
+    'sum(x·0)': (t) => tf.sum(tf.mul(t, 0)),
+    'all(isFinite(x))': (t) => tf.cast(tf.all(tf.isFinite(t)), 'float32'),
+  };
+  const viaOps = (probe: (t: tf.Tensor) => tf.Tensor) => () => {
     const out = tf.tidy(() => {
       const next = grads.map((g, i) => tf.add(sums[i], g));
-      return { next, check: tf.addN(next.map((t) => tf.sum(exact ? tf.mul(t, 0) : t))) };
+      return { next, check: tf.addN(next.map(probe)) };
     });
     commit(out.next, out.check);
   };
@@ -94,9 +102,13 @@ function addCheckedLever(): void {
     });
     commit(out.next, out.check);
   };
-  const [plain, exact, ours] = timeCalls([viaOps(false), viaOps(true), fused], { seconds: CONFIG.seconds, rounds: CONFIG.rounds });
-  console.log(`| add-checked | MLP weights, add + sum | ${fmt(plain)} | ${fmt(ours)} | ${(ours.ms / plain.ms).toFixed(2)} (min ${(ours.minMs / plain.minMs).toFixed(2)}) |`);
-  console.log(`| add-checked | MLP weights, add + sum(x·0) | ${fmt(exact)} | ${fmt(ours)} | ${(ours.ms / exact.ms).toFixed(2)} (min ${(ours.minMs / exact.minMs).toFixed(2)}) |`);
+  const names = Object.keys(probes);
+  const timings = timeCalls([...names.map((n) => viaOps(probes[n])), fused], { seconds: CONFIG.seconds, rounds: CONFIG.rounds });
+  const ours = timings[names.length];
+  names.forEach((n, i) => {
+    const t = timings[i];
+    console.log(`| add-checked | MLP weights, add + ${n} | ${fmt(t)} | ${fmt(ours)} | ${ratio(ours, t)} |`);
+  });
   tf.dispose([...grads, ...sums]);
   model.dispose();
 }
@@ -105,7 +117,7 @@ async function main(): Promise<void> {
   await selectBackend('wasm', { onNotice: (m) => console.error(m) });
   console.log(`Command: \`npm run bench:levers${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}\`, backend wasm + kernels, ${new Date().toISOString()}.`);
   console.log('');
-  console.log('| lever | call | without (median, min) | with | with / without |');
+  console.log('| lever | call | without: median (min, CPU) | with | with / without: medians (minima, CPU times) |');
   console.log('|---|---|---|---|---|');
   lazyFusedGradients();
   addCheckedLever();

@@ -152,6 +152,7 @@ export function accumulationTable(report: Report): string[] {
 
 /** Step times on the other backends. */
 export function backendTable(report: Report): string[] {
+  if (report.backends.length === 0) return [];
   const lines = ['Other backends (not interleaved with PyTorch; median wall ms per step):', '', '| row | backend | ms / step (min–max) | busy | GFLOP/s |', '|---|---|---|---|---|'];
   for (const s of report.backends) {
     const cell = s.ms === null ? `fails: ${s.error}` : `${fmt(s.ms)} (${fmt(s.minMs)}–${fmt(s.maxMs)})`;

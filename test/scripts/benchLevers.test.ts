@@ -8,6 +8,6 @@ test('bench:levers prints one row per lever and call', () => {
   const run = spawnSync(process.execPath, ['--import', 'tsx', join(__dirname, '..', '..', 'scripts', 'benchLevers.ts'), '--seconds=0.05'], { encoding: 'utf8', timeout: 300_000 });
   assert.equal(run.status, 0, run.stderr);
   const rows = run.stdout.split('\n').filter((l) => /^\| (lazy-fused-gradients|add-checked) \|/.test(l));
-  assert.equal(rows.length, 6, run.stdout);
-  for (const row of rows) assert.match(row, /\| [0-9.]+ ms \(min [0-9.]+\) \| [0-9.]+ ms \(min [0-9.]+\) \| [0-9.]+ \(min [0-9.]+\) \|$/, row);
+  assert.equal(rows.length, 7, run.stdout);
+  for (const row of rows) assert.match(row, /\| [0-9.]+ ms \(min [0-9.]+, CPU [0-9.]+\) \| [0-9.]+ ms \(min [0-9.]+, CPU [0-9.]+\) \| [0-9.]+ \(min [0-9.]+, CPU [0-9.]+\) \|$/, row);
 });
