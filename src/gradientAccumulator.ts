@@ -60,7 +60,8 @@ export class GradientAccumulator {
   readonly nonFinite: NonFinitePolicy;
 
   private readonly varList: tf.Variable[] | null;
-  private readonly options: CheckedAccumulatorArgs;
+  /** Every option, checked, with its default filled in. */
+  readonly options: CheckedAccumulatorArgs;
   /** Whether the weights hold their EMA now (between the two swaps of `withAveragedWeights`). */
   private swapped = false;
   private slots: Slot[] = [];

@@ -8,6 +8,11 @@ export {
   NonFiniteGradientError,
   checkVarList,
 } from './gradientAccumulator';
+export { isBiasOrNormalization } from './accumulatorArgs';
+export type { SkipLargeUpdatesArgs, WeightDecayArgs } from './accumulatorArgs';
+export type { CountedLoss } from './lossGradient';
+export { warmupCosine, stepDecay } from './learningRate';
+export type { LearningRateSchedule, WarmupCosineArgs, StepDecayArgs } from './learningRate';
 export type {
   GradientAccumulatorArgs,
   Averaging,
