@@ -21,8 +21,6 @@ import { PLOTLY_BUNDLE } from './site/plotlyBundle';
 import { createMarkdown, renderNotebook } from './site/render';
 import { buildSearchIndex, searchIndexScript, searchMain } from './site/search';
 
-export { escapeHtml } from './site/html';
-
 /** The exporter's options; each can be set from the command line. */
 export interface ExportSiteArgs {
   /** Folder of executed notebooks. Default `build/notebooks`. */
