@@ -229,7 +229,8 @@ function statsOf(blocks: Block[]): Stats {
     minMs: Math.min(...ms),
     maxMs: Math.max(...ms),
     calls: ms.length,
-    busyThreads: busy.length ? median(busy) : null,
+    // The most threads any round kept busy: pinning holds only if it held in every round.
+    busyThreads: busy.length ? Math.max(...busy) : null,
     cpuPerWall: cpu.length ? median(cpu) : null,
     threadCpuMs: threadCpu.length ? median(threadCpu) : null,
   };
