@@ -4,7 +4,7 @@
  *     npm run bench             # installs the PyTorch peer if missing, then a few minutes
  *     npm run bench -- --quick  # smoke run: short timings, SimpleNet and the MLP only
  *
- * Length: about 430 lines of one straight-through program (config, rows, timing in turns, main);
+ * Length: about 430 lines, because it is one straight-through program (config, rows, timing in turns, main);
  * the peer, the thread readings and the report tables are already in benchPeer/benchThreads/benchReport.
  *
  * What it measures (docs/benchmark.md explains each choice):
