@@ -1,7 +1,10 @@
 import * as tf from '@tensorflow/tfjs';
 import { clipByGlobalNorm, scaledGlobalNorm } from './accumulation';
 import { learningRateOf, setLearningRate } from './learningRate';
+import type { CheckedAccumulatorArgs } from './accumulatorArgs';
+import { argumentError } from './errors';
 import { snapshotOptimizer } from './optimizerSnapshot';
+import type { AccumulatorCore } from './state';
 import { tidy } from './tidy';
 
 /** Decoupled weight decay: `w ← w − learningRate · rate · w` once per applied update. */
@@ -112,4 +115,31 @@ export function applyWindow(args: ApplyWindowArgs): WindowApplied {
   }
   snapshot.release();
   return { applied: true, gradientNorm };
+}
+
+/**
+ * The learning rate and the skip threshold of the update that closes the window of `core`:
+ * the schedule at the number of updates applied so far, and the smaller of `maxNorm` and
+ * `factor` × the median of the recent norms (once `history` of them exist).
+ */
+export function updateSettings(owner: string, options: CheckedAccumulatorArgs, core: AccumulatorCore): { rate: number | null; maxNorm: number | null } {
+  const { updateStep } = core.counters;
+  const rate = options.learningRate === null ? null : options.learningRate(updateStep);
+  if (rate !== null && !(Number.isFinite(rate) && rate >= 0)) {
+    throw argumentError(owner, `learningRate (the schedule's value at update step ${updateStep})`, 'a finite number ≥ 0', rate);
+  }
+  const skip = options.skipLargeUpdates;
+  let maxNorm = skip?.maxNorm ?? null;
+  if (skip?.factor != null && core.recentNorms.length >= skip.history) {
+    const sorted = [...core.recentNorms].sort((a, b) => a - b);
+    const median = (sorted[(sorted.length - 1) >> 1] + sorted[sorted.length >> 1]) / 2;
+    maxNorm = Math.min(maxNorm ?? Infinity, skip.factor * median);
+  }
+  return { rate, maxNorm };
+}
+
+/** Adds an applied update's norm to the history the relative skip threshold reads. */
+export function recordNorm(core: AccumulatorCore, skip: CheckedAccumulatorArgs['skipLargeUpdates'], norm: number | null): AccumulatorCore {
+  if (skip?.factor == null || norm === null) return core;
+  return { ...core, recentNorms: [...core.recentNorms, norm].slice(-skip.history) };
 }

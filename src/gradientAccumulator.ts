@@ -1,15 +1,15 @@
 import * as tf from '@tensorflow/tfjs';
-import { addWeighted, nonFiniteProbe } from './accumulation';
 import { CheckedAccumulatorArgs, checkAccumulatorArgs, GradientAccumulatorArgs, StepOptions, StepResult, UpdateResult } from './accumulatorArgs';
-import { applyWindow } from './applyWindow';
+import { applyWindow, recordNorm, updateSettings } from './applyWindow';
+import { swapAverages } from './ema';
+import { windowSums } from './windowSums';
 import { argumentError, checkOptions, isPositiveInteger, verbatim } from './errors';
-import { CountedLoss, LossCount, countLoss, isCountedLoss, safeVariableGrads } from './lossGradient';
+import { CountedLoss, LossCount, microBatchGradients } from './lossGradient';
 import { applyNonFinitePolicy, NonFinitePolicy } from './nonFinite';
 import { checkOptimizerAlive, releaseOptimizer } from './optimizerSnapshot';
 import { AccumulationSchedule, resolveAccumulationSteps } from './schedule';
-import { ACCUMULATOR_STATE_FORMAT, AccumulatorCore, AccumulatorState, Averaging, checkState, closedCore, copyCore, initialCore, OpenWindow, SerializedTensor, SetStateArgs } from './state';
-import { planRestore, readTensor } from './stateRestore';
-import { tidy } from './tidy';
+import { ACCUMULATOR_STATE_FORMAT, AccumulatorCore, AccumulatorState, Averaging, checkState, closedCore, copyCore, initialCore, OpenWindow, SetStateArgs } from './state';
+import { commitSlots, planRestore, serializeTensors } from './stateRestore';
 import { defaultVarList } from './varList';
 
 export type { GradientAccumulatorArgs, StepOptions, StepResult, TrainableVariable, UpdateResult } from './accumulatorArgs';
@@ -39,6 +39,10 @@ interface Slot {
  * State: counters and the open window are one plain object (`AccumulatorCore`), replaced whole
  * when a micro-step commits; a call that throws commits nothing.
  *
+ * Length: about 420 lines, because each public call keeps its validate-then-commit sequence in one
+ * place to be read as a whole; the pieces that are not sequencing (window sums, the update, state
+ * tensors, the EMA swap, option checks) are already in modules of their own.
+ *
  * ```ts
  * const acc = new GradientAccumulator({ optimizer: tf.train.sgd(0.01), accumulationSteps: 4 });
  * for (const { xs, ys } of microBatches) {
@@ -60,7 +64,8 @@ export class GradientAccumulator {
   readonly nonFinite: NonFinitePolicy;
 
   private readonly varList: tf.Variable[] | null;
-  private readonly options: CheckedAccumulatorArgs;
+  /** Every option, checked, with its default filled in. */
+  readonly options: CheckedAccumulatorArgs;
   /** Whether the weights hold their EMA now (between the two swaps of `withAveragedWeights`). */
   private swapped = false;
   private slots: Slot[] = [];
@@ -120,35 +125,7 @@ export class GradientAccumulator {
       throw argumentError(OWNER, 'sampleCount', 'a positive integer (the micro-batch size), or left out', sampleCount);
     }
     const handed = this.varList ?? defaultVarList(OWNER);
-    let counted: LossCount = { count: 1, unit: 'micro-batches', weight: 1 };
-    let count: tf.Scalar | null = null;
-    const computed = () => tidy(() => {
-      const { value, gradients } = safeVariableGrads(OWNER, () => {
-        const loss = lossFn();
-        counted = countLoss(OWNER, this.averaging, loss, sampleCount);
-        if (isCountedLoss(loss)) {
-          // Kept past variableGrads' forward tidy, read with the loss in the one host read.
-          count = tf.keep(tf.cast(loss.count, 'float32')) as tf.Scalar;
-          return loss.loss as tf.Scalar;
-        }
-        // Note: the objective is the micro-batch's summed loss (a per-sample loss summed, a mean
-        // times sampleCount), so its gradient needs no scaling here; the division by the window's
-        // sample count happens once, at the update.
-        if (loss.rank === 1) return tf.sum(loss) as tf.Scalar;
-        return (counted.weight === 1 ? loss : tf.mul(loss, counted.weight)) as tf.Scalar;
-      }, handed);
-      const divisor = counted.unit === 'samples' ? counted.count : counted.unit === 'counts' ? (count as tf.Scalar) : 1;
-      const meanLoss = (divisor === 1 ? value : tf.div(value, divisor)) as tf.Scalar;
-      return { gradients, meanLoss };
-    });
-    let result: ReturnType<typeof computed>;
-    try {
-      result = computed();
-    } catch (error) {
-      if (count !== null) (count as tf.Scalar).dispose();
-      throw error;
-    }
-    const { gradients, meanLoss } = result;
+    const { gradients, meanLoss, counted, count } = microBatchGradients(OWNER, this.averaging, lossFn, handed, sampleCount);
     try {
       return this.accumulate(handed, gradients, meanLoss, { ...counted, weight: 1 }, count);
     } finally {
@@ -204,25 +181,7 @@ export class GradientAccumulator {
       throw argumentError(OWNER, 'the micro-batch gradient', 'non-empty: at least one trained variable must receive a gradient', verbatim('no gradient for any variable'));
     }
     const windowSize = before.window.size ?? this.resolveWindowSize();
-    // The variables after this micro-step: the known ones, then newcomers that got a gradient.
-    const known = new Set(this.slots.map((s) => s.variable.name));
-    const order = [...this.slots.map((s) => s.variable), ...handed.filter((v, i) => gradients[i] !== null && !known.has(v.name))];
-    const gradientOf = new Map(handed.map((v, i) => [v.name, gradients[i]]));
-    const touched = new Set(before.window.touched);
-    // A variable no longer handed over (frozen mid-window) leaves the window: its partial sum is
-    // dropped and it is not updated. One handed over for the first time in this window starts
-    // from its own gradient, so stale accumulators are never read and never need zeroing.
-    const carried = order.map((v, i) => (gradientOf.has(v.name) && touched.has(v.name) ? this.slots[i].accumulator : null));
-    const { sums, check } = tidy(() => {
-      const sums = order.map((v, i): tf.Tensor | null => {
-        const g = gradientOf.get(v.name) ?? null;
-        const sum = carried[i];
-        if (g === null) return sum === null ? null : tf.clone(sum);
-        return sum === null ? (counted.weight === 1 ? tf.clone(g) : tf.mul(g, counted.weight)) : addWeighted(sum, g, counted.weight);
-      });
-      const probe = nonFiniteProbe(sums.filter((s): s is tf.Tensor => s !== null));
-      return { sums, check: tf.stack([meanLoss ?? tf.scalar(0), probe, count ?? tf.scalar(counted.count)]) };
-    });
+    const { order, sums, check } = windowSums({ slots: this.slots, handed, gradients, touched: before.window.touched, weight: counted.weight, meanLoss, count, unitCount: counted.count });
     // One host read per micro-step: the loss to report, the finiteness check and the count together.
     const [readLoss, nonFinite, readCount] = check.dataSync();
     check.dispose();
@@ -289,15 +248,8 @@ export class GradientAccumulator {
       this.core = closedCore(next, 'dropped');
       return { applied: false, skipped: 'window', gradientNorm: null };
     }
-    const { learningRate, skipLargeUpdates: skip, ema, weightDecay } = this.options;
-    const rate = learningRate === null ? null : learningRate(next.counters.updateStep);
-    if (rate !== null && !(Number.isFinite(rate) && rate >= 0)) throw argumentError(OWNER, `learningRate (the schedule's value at update step ${next.counters.updateStep})`, 'a finite number ≥ 0', rate);
-    let maxNorm = skip?.maxNorm ?? null;
-    if (skip?.factor != null && next.recentNorms.length >= skip.history) {
-      const sorted = [...next.recentNorms].sort((a, b) => a - b);
-      const median = (sorted[(sorted.length - 1) >> 1] + sorted[sorted.length >> 1]) / 2;
-      maxNorm = Math.min(maxNorm ?? Infinity, skip.factor * median);
-    }
+    const { skipLargeUpdates: skip, ema, weightDecay } = this.options;
+    const { rate, maxNorm } = updateSettings(OWNER, this.options, next);
     // EMA shadows of variables seen for the first time start from their weights now.
     const fresh: tf.Variable[] = [];
     const shadows = ema === null ? null : order.map((v, i) => this.slots[i]?.ema ?? fresh[fresh.push(tf.variable(v, false)) - 1]);
@@ -313,9 +265,7 @@ export class GradientAccumulator {
       this.core = closedCore(next, 'too-large');
       return { applied: false, skipped: 'large-update', gradientNorm: outcome.gradientNorm };
     }
-    const closed = closedCore(next, 'applied');
-    if (skip?.factor != null && outcome.gradientNorm !== null) closed.recentNorms = [...closed.recentNorms, outcome.gradientNorm].slice(-skip.history);
-    this.core = closed;
+    this.core = recordNorm(closedCore(next, 'applied'), skip, outcome.gradientNorm);
     return { applied: true, skipped: null, gradientNorm: outcome.gradientNorm };
   }
 
@@ -365,29 +315,8 @@ export class GradientAccumulator {
   async getState(options?: { includeOptimizer?: boolean }): Promise<AccumulatorState> {
     this.checkAlive();
     const { includeOptimizer } = checkOptions<{ includeOptimizer?: boolean }>(`${OWNER}.getState`, 'options', options, ['includeOptimizer']);
-    const core = copyCore(this.core);
-    const touched = new Set(core.window.touched);
-    const accumulators: SerializedTensor[] = [];
-    for (const { variable, accumulator } of this.slots) {
-      // Outside the window the accumulators hold stale sums that no one reads: save zeros.
-      accumulators.push(await readTensor(variable.name, touched.has(variable.name) ? accumulator : null, variable.shape));
-    }
-    let optimizer: SerializedTensor[] | null = null;
-    if (includeOptimizer !== false) {
-      optimizer = [];
-      for (const w of await this.optimizer.getWeights()) {
-        optimizer.push(await readTensor(w.name, w.tensor, w.tensor.shape, w.tensor.dtype));
-        // getWeights hands out fresh tensors (the iteration count) beside the live slot Variables.
-        if (!(w.tensor instanceof tf.Variable)) w.tensor.dispose();
-      }
-    }
-    let ema: SerializedTensor[] | null = null;
-    if (this.options.ema !== null) {
-      ema = [];
-      // A variable whose shadow does not exist yet has never been updated: its EMA is itself.
-      for (const { variable, ema: shadow } of this.slots) ema.push(await readTensor(variable.name, shadow ?? variable, variable.shape));
-    }
-    return { format: ACCUMULATOR_STATE_FORMAT, averaging: this.averaging, ...core, accumulators, optimizer, ema };
+    const tensors = await serializeTensors(this.slots, this.core.window.touched, includeOptimizer === false ? null : this.optimizer, this.options.ema !== null);
+    return { format: ACCUMULATOR_STATE_FORMAT, averaging: this.averaging, ...copyCore(this.core), ...tensors };
   }
 
   /**
@@ -411,22 +340,7 @@ export class GradientAccumulator {
     });
     // All checks passed: commit. The optimizer first (its only await), restored if it throws.
     await plan.commitOptimizer();
-    const previous = new Map(this.slots.map((s) => [s.variable.name, s]));
-    const write = (target: tf.Variable | null, values: number[], shape: number[]) => {
-      const value = tf.tensor(values, shape, 'float32');
-      const out = target === null ? tf.variable(value, false) : (target.assign(value), target);
-      value.dispose();
-      return out;
-    };
-    this.slots = plan.variables.map((variable, i) => {
-      const old = previous.get(variable.name);
-      previous.delete(variable.name);
-      const accumulator = write(old?.accumulator ?? null, plan.accumulators[i].values, variable.shape);
-      const ema = plan.ema === null ? null : write(old?.ema ?? null, plan.ema[i].values, variable.shape);
-      if (plan.ema === null && old?.ema) old.ema.dispose();
-      return { variable, accumulator, ema };
-    });
-    tf.dispose([...previous.values()].flatMap((s) => [s.accumulator, s.ema]).filter((a): a is tf.Variable => a !== null));
+    this.slots = commitSlots(this.slots, plan);
     this.core = {
       counters: { ...checked.counters },
       window: { ...checked.window, touched: checked.window.touched.map((n) => plan.rename.get(n) ?? n) },
@@ -444,13 +358,7 @@ export class GradientAccumulator {
     if (this.options.ema === null) throw argumentError(OWNER, 'ema', 'set (e.g. { decay: 0.999 }) to evaluate with averaged weights', undefined);
     if (this.swapped) throw new Error(`${OWNER}: withAveragedWeights is already running; nest nothing inside it.`);
     const swap = () => {
-      for (const s of this.slots) {
-        if (s.ema === null) continue;
-        const trained = tf.clone(s.variable);
-        s.variable.assign(s.ema);
-        s.ema.assign(trained);
-        trained.dispose();
-      }
+      swapAverages(this.slots);
       this.swapped = !this.swapped;
     };
     swap();

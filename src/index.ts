@@ -11,6 +11,9 @@
 export { addWeighted, averageGradients, globalNorm, clipByGlobalNorm, scaledGlobalNorm, nonFiniteProbe } from './accumulation';
 export { GradientAccumulator, NonFiniteGradientError, checkVarList } from './gradientAccumulator';
 export type { GradientAccumulatorArgs, Averaging, NonFinitePolicy, StepOptions, StepResult, UpdateResult, TrainableVariable } from './gradientAccumulator';
+export { isBiasOrNormalization } from './accumulatorArgs';
+export type { SkipLargeUpdatesArgs, WeightDecayArgs } from './accumulatorArgs';
+export type { CountedLoss } from './lossGradient';
 export { AccumulatingOptimizer } from './accumulatingOptimizer';
 export type { AccumulatingOptimizerArgs } from './accumulatingOptimizer';
 export { checkEquivalence } from './equivalence';

@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { argumentError, describe, verbatim } from './errors';
 import { Averaging, Unit } from './state';
+import { tidy } from './tidy';
 
 /**
  * From a loss function to its gradients, with nothing left behind when the loss throws. Shared
@@ -125,4 +126,48 @@ export function countLoss(owner: string, averaging: Averaging, loss: unknown, sa
   if (loss.rank !== 0) throw argumentError(owner, 'lossFn', 'a function that returns a scalar mean loss or a 1-D per-sample loss', returned());
   if (sampleCount !== undefined) return { count: sampleCount, unit: 'samples', weight: sampleCount };
   return { count: 1, unit: 'micro-batches', weight: 1 };
+}
+
+/**
+ * One micro-batch's forward and backward pass: the gradient of its summed loss for each of
+ * `handed` (null where none), its mean loss (for logs and the finiteness check), how it counts,
+ * and, for `{ loss, count }`, the count tensor (kept; the caller disposes it with the rest).
+ * Nothing is left behind when `lossFn` throws.
+ */
+export function microBatchGradients(
+  owner: string,
+  averaging: Averaging,
+  lossFn: () => tf.Tensor | CountedLoss,
+  handed: tf.Variable[],
+  sampleCount: number | undefined,
+): { gradients: (tf.Tensor | null)[]; meanLoss: tf.Scalar; counted: LossCount; count: tf.Scalar | null } {
+  let counted: LossCount = { count: 1, unit: 'micro-batches', weight: 1 };
+  let count: tf.Scalar | null = null;
+  const computed = () => tidy(() => {
+    const { value, gradients } = safeVariableGrads(owner, () => {
+      const loss = lossFn();
+      counted = countLoss(owner, averaging, loss, sampleCount);
+      if (isCountedLoss(loss)) {
+        // Kept past variableGrads' forward tidy, read with the loss in the one host read.
+        count = tf.keep(tf.cast(loss.count, 'float32')) as tf.Scalar;
+        return loss.loss as tf.Scalar;
+      }
+      // Note: the objective is the micro-batch's summed loss (a per-sample loss summed, a mean
+      // times sampleCount), so its gradient needs no scaling here; the division by the window's
+      // sample count happens once, at the update.
+      if (loss.rank === 1) return tf.sum(loss) as tf.Scalar;
+      return (counted.weight === 1 ? loss : tf.mul(loss, counted.weight)) as tf.Scalar;
+    }, handed);
+    const divisor = counted.unit === 'samples' ? counted.count : counted.unit === 'counts' ? (count as tf.Scalar) : 1;
+    const meanLoss = (divisor === 1 ? value : tf.div(value, divisor)) as tf.Scalar;
+    return { gradients, meanLoss };
+  });
+  let result: ReturnType<typeof computed>;
+  try {
+    result = computed();
+  } catch (error) {
+    if (count !== null) (count as tf.Scalar).dispose();
+    throw error;
+  }
+  return { ...result, counted: { ...counted, weight: 1 }, count };
 }
