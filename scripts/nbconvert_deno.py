@@ -14,6 +14,8 @@
 # stamped with the barrier's id are put back into the cell. The barrier stores no history and
 # takes no execution count, so outputs and counts are those of a plain run.
 import os
+import re
+import sys
 import uuid
 
 from nbclient.client import NotebookClient
@@ -52,8 +54,23 @@ async def _poll_through_barrier(self, parent_msg_id, cell, cell_index):
 
 NotebookClient._async_poll_output_msg = _poll_through_barrier
 
+
+def report_cell_error(cell, cell_index, execute_reply):
+    """Prints the failed cell and its error: Deno sends it as an `error` output (tslab as stderr)."""
+    parts = []
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "stream" and output.get("name") == "stderr":
+            parts.append(output.get("text", "").rstrip())
+        elif output.get("output_type") == "error":
+            # Deno's traceback repeats "name: message" after a "Stack trace:" line; colours go.
+            trace = "\n".join(line for line in output.get("traceback", []) if line != "Stack trace:")
+            parts.append(re.sub(r"\x1b\[[0-9;]*m", "", trace) or f"{output.get('ename')}: {output.get('evalue')}")
+    first_line = next((line for line in cell.source.splitlines() if line.strip()), "")
+    print(f"cell {cell_index + 1} ({first_line!r}) failed:\n" + "\n".join(parts), file=sys.stderr, flush=True)
+
 c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
 c.ExecutePreprocessor.kernel_name = "deno"
+c.ExecutePreprocessor.on_cell_error = report_cell_error
 # nbclient waits this long for a cell's output after its reply, then cancels the poll; the
 # barrier adds a round trip, so wait long enough on a busy machine, and fail rather than go on.
 c.ExecutePreprocessor.iopub_timeout = 120
