@@ -25,9 +25,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
-import { BackendPreference, describeEnvironment, selectBackend } from '../src/backend';
-import { Timing, measureAccumulation, timeCall } from '../src/measure';
-import { cnn, mlp, simpleNet } from '../src/models';
+import { BackendPreference, describeEnvironment, selectBackend } from 'tfjs-accumulate/backend';
+import { Timing, cnn, measureAccumulation, mlp, simpleNet, timeCall } from 'tfjs-accumulate/tutorial';
 
 type ModelName = 'simpleNet' | 'mlp' | 'cnn';
 

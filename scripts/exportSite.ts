@@ -15,8 +15,8 @@ import * as path from 'node:path';
 import hljs from 'highlight.js';
 import katexPlugin from '@vscode/markdown-it-katex';
 import MarkdownIt from 'markdown-it';
-import { PLOTLY_MIME } from '../src/plot';
-import { cellSource, REPORT_KEY, type Cell, type MimeBundle, type Notebook, type NotebookReport, type Output } from './runNotebooks';
+import { PLOTLY_MIME } from 'tfjs-accumulate/tutorial';
+import { cellSource, REPORT_KEY, type Cell, type MimeBundle, type Notebook, type NotebookReport, type Output } from './notebooks/nbformat';
 
 /** The exporter's options; both can be set from the command line. */
 export interface ExportSiteArgs {

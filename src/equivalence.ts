@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { addWeighted, averageGradients } from './accumulation';
-import { argumentError, isPositiveFinite, isPositiveInteger } from './errors';
+import { argumentError, checkKeys, isPositiveFinite, isPositiveInteger } from './errors';
+import { safeVariableGrads } from './lossGradient';
 
 /** Options of {@link checkEquivalence}. */
 export interface CheckEquivalenceArgs {
@@ -82,7 +83,9 @@ const OWNER = 'checkEquivalence';
  * weights (including BatchNorm moving statistics) are exactly as before when it returns.
  */
 export function checkEquivalence(args: CheckEquivalenceArgs): EquivalenceReport {
-  const { model, xs, ys } = args ?? ({} as CheckEquivalenceArgs);
+  if (args === null || typeof args !== 'object') throw argumentError(OWNER, 'args', 'an object { model, xs, ys, … }', args);
+  checkKeys(OWNER, 'args', args, ['model', 'xs', 'ys', 'accumulationSteps', 'loss', 'tolerance']);
+  const { model, xs, ys } = args;
   if (!(model instanceof tf.LayersModel)) throw argumentError(OWNER, 'model', 'a tf.LayersModel', model);
   if (!(xs instanceof tf.Tensor) || xs.rank < 1) throw argumentError(OWNER, 'xs', 'a tensor with a batch dimension', xs);
   if (!(ys instanceof tf.Tensor) || ys.shape[0] !== xs.shape[0]) {
@@ -102,8 +105,8 @@ export function checkEquivalence(args: CheckEquivalenceArgs): EquivalenceReport 
   const restore = () => model.weights.forEach((w, i) => w.write(saved[i]));
   const gradientOf = (x: tf.Tensor, y: tf.Tensor): tf.Tensor[] =>
     tf.tidy(() => {
-      const { grads } = tf.variableGrads(() => loss(y, model.apply(x, { training: true }) as tf.Tensor) as tf.Scalar, vars);
-      return vars.map((v) => grads[v.name] ?? tf.zerosLike(v));
+      const { gradients } = safeVariableGrads(OWNER, () => loss(y, model.apply(x, { training: true }) as tf.Tensor) as tf.Scalar, vars);
+      return vars.map((v, i) => gradients[i] ?? tf.zerosLike(v));
     });
 
   const batch = xs.shape[0];
@@ -111,31 +114,35 @@ export function checkEquivalence(args: CheckEquivalenceArgs): EquivalenceReport 
     Math.floor(batch / accumulationSteps) + (i < batch % accumulationSteps ? 1 : 0),
   );
   try {
-    const big = gradientOf(xs, ys);
-    restore();
-    const again = gradientOf(xs, ys);
-    restore();
-    const [xsReversed, ysReversed] = [tf.reverse(xs, 0), tf.reverse(ys, 0)];
-    const permuted = gradientOf(xsReversed, ysReversed);
-    restore();
-    const xParts = tf.split(xs, microBatchSizes);
-    const yParts = tf.split(ys, microBatchSizes);
-    let sums = vars.map((v) => tf.zerosLike(v) as tf.Tensor);
-    microBatchSizes.forEach((size, k) => {
-      const g = gradientOf(xParts[k], yParts[k]);
+    let differences: number[] = [];
+    let noise: number[] = [];
+    let roundingNoise = 0;
+    // One tidy around all the tensor work: if the loss throws at any point, nothing is left behind.
+    tf.tidy(() => {
+      const big = gradientOf(xs, ys);
       restore();
-      // Each micro-batch's mean gradient weighted by its size: exact for uneven splits too.
-      const next = tf.tidy(() => sums.map((s, i) => addWeighted(s, g[i], size)));
-      tf.dispose([...sums, ...g]);
-      sums = next;
+      const again = gradientOf(xs, ys);
+      restore();
+      const permuted = gradientOf(tf.reverse(xs, 0), tf.reverse(ys, 0));
+      restore();
+      const xParts = tf.split(xs, microBatchSizes);
+      const yParts = tf.split(ys, microBatchSizes);
+      let sums = vars.map((v) => tf.zerosLike(v) as tf.Tensor);
+      microBatchSizes.forEach((size, k) => {
+        const g = gradientOf(xParts[k], yParts[k]);
+        restore();
+        // Each micro-batch's mean gradient weighted by its size: exact for uneven splits too.
+        const next = tf.tidy(() => sums.map((s, i) => addWeighted(s, g[i], size)));
+        tf.dispose([...sums, ...g]);
+        sums = next;
+      });
+      const accumulated = averageGradients(sums, batch);
+      const relative = (a: tf.Tensor[], b: tf.Tensor[]) =>
+        Array.from(tf.tidy(() => tf.stack(a.map((t, i) => tf.div(tf.max(tf.abs(tf.sub(t, b[i]))), tf.maximum(tf.max(tf.abs(b[i])), 1e-30))))).dataSync());
+      differences = relative(accumulated, big);
+      noise = relative(again, big);
+      roundingNoise = Math.max(...relative(permuted, big));
     });
-    const accumulated = tf.tidy(() => averageGradients(sums, batch));
-    const relative = (a: tf.Tensor[], b: tf.Tensor[]) =>
-      tf.tidy(() => tf.stack(a.map((t, i) => tf.div(tf.max(tf.abs(tf.sub(t, b[i]))), tf.maximum(tf.max(tf.abs(b[i])), 1e-30)))).dataSync());
-    const differences = relative(accumulated, big);
-    const noise = relative(again, big);
-    const roundingNoise = Math.max(...relative(permuted, big));
-    tf.dispose([...big, ...again, ...permuted, xsReversed, ysReversed, ...xParts, ...yParts, ...sums, ...accumulated]);
 
     const owner = new Map<string, string>();
     const layers = allLayers(model);

@@ -28,7 +28,8 @@ export function describe(value: unknown): string {
   if (value === undefined) return 'undefined';
   if (value === null) return 'null';
   if (typeof value === 'number') return Number.isNaN(value) ? 'NaN' : String(value);
-  if (typeof value === 'string') return JSON.stringify(value);
+  // A long string (a whole JSON checkpoint passed by mistake, say) is summarized, never echoed.
+  if (typeof value === 'string') return value.length > 60 ? `a string of ${value.length} characters` : JSON.stringify(value);
   if (typeof value === 'function') return 'a function';
   if (Array.isArray(value)) return `an array of length ${value.length}`;
   if (typeof value === 'object') {
@@ -48,4 +49,33 @@ export function isPositiveInteger(value: unknown): value is number {
 /** True for finite numbers greater than zero. */
 export function isPositiveFinite(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value) && value > 0;
+}
+
+/**
+ * Refuses option keys that no parameter reads, so that a typo such as `clipnorm: 1` fails
+ * loudly instead of silently meaning "no clipping".
+ *
+ * @param owner The API, e.g. `GradientAccumulator`.
+ * @param parameter The options parameter's name, e.g. `args`.
+ * @param value The options object (already known to be an object).
+ * @param accepted Every key the API reads.
+ */
+export function checkKeys(owner: string, parameter: string, value: object, accepted: readonly string[]): void {
+  for (const key of Object.keys(value)) {
+    if (!accepted.includes(key)) {
+      const near = accepted.find((a) => a.toLowerCase() === key.toLowerCase());
+      const hint = near === undefined ? '' : ` (did you mean "${near}"?)`;
+      throw new Error(`${owner}: ${parameter} has an unknown key "${key}"${hint}; the accepted keys are ${accepted.map((a) => `"${a}"`).join(', ')}.`);
+    }
+  }
+}
+
+/** Checks that an options argument is an object (or undefined, read as `{}`) with only known keys. */
+export function checkOptions<T extends object>(owner: string, parameter: string, value: unknown, accepted: readonly string[]): T {
+  if (value === undefined) return {} as T;
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw argumentError(owner, parameter, `an object with the keys ${accepted.map((a) => `"${a}"`).join(', ')} (all optional), or left out`, value);
+  }
+  checkKeys(owner, parameter, value, accepted);
+  return value as T;
 }

@@ -1,61 +1,27 @@
 /**
- * tfjs-accumulate: gradient accumulation, small-batch normalization layers and the experiments
- * behind them, for TensorFlow.js. This file is the package's one public entry.
+ * tfjs-accumulate: gradient accumulation and small-batch normalization layers for TensorFlow.js.
+ *
+ * This is the package root, the library itself. It is kept deliberately small: the backend
+ * choice and the fast kernels live in `tfjs-accumulate/backend` (src/entries/backend.ts), and
+ * the tutorial's models, data, measurement, plots and experiments in `tfjs-accumulate/tutorial`
+ * (src/entries/tutorial.ts). Nothing reachable from here imports either of them;
+ * test/importDirection.test.ts holds that. One export line (values, then types) per module, so
+ * that a new module adds its own lines.
  */
 export { addWeighted, averageGradients, globalNorm, clipByGlobalNorm } from './accumulation';
-export {
-  GradientAccumulator,
-  NonFiniteGradientError,
-  checkVarList,
-} from './gradientAccumulator';
-export type {
-  GradientAccumulatorArgs,
-  Normalization,
-  NonFinitePolicy,
-  StepOptions,
-  StepResult,
-  UpdateResult,
-  TrainableVariable,
-} from './gradientAccumulator';
+export { GradientAccumulator, NonFiniteGradientError, checkVarList } from './gradientAccumulator';
+export type { GradientAccumulatorArgs, Averaging, NonFinitePolicy, StepOptions, StepResult, UpdateResult, TrainableVariable } from './gradientAccumulator';
 export { AccumulatingOptimizer } from './accumulatingOptimizer';
 export type { AccumulatingOptimizerArgs } from './accumulatingOptimizer';
 export { checkEquivalence } from './equivalence';
 export type { CheckEquivalenceArgs, EquivalenceReport, EquivalenceSuspect, VariableDifference } from './equivalence';
-export { epochSchedule } from './schedule';
+export { epochSchedule, epochScheduleTable } from './schedule';
 export type { AccumulationSchedule, TrainingProgress } from './schedule';
 export { ACCUMULATOR_STATE_FORMAT } from './state';
-export type { AccumulatorState, SerializedTensor, SetStateArgs } from './state';
-export { lineChart, barChart, baseLayout, PALETTE, PLOTLY_MIME, figureBundle, showFigure, figureText, figureSvg } from './plot';
-export type { PlotlyFigure, PlotlyTrace, Series, LineChartArgs, BarChartArgs, DisplayBundle } from './plot';
+export type { AccumulatorState, AccumulatorCore, Counters, OpenWindow, SerializedTensor, SetStateArgs } from './state';
 export { groupNorm, GroupNormalization, groupNormalization } from './norm/groupNormalization';
 export type { GroupNormalizationArgs } from './norm/groupNormalization';
 export { FrozenBatchNormalization, frozenBatchNormalization, recomputeBatchNormStatistics } from './norm/frozenBatchNormalization';
 export type { FrozenBatchNormalizationArgs } from './norm/frozenBatchNormalization';
 export { BatchRenormalization, batchRenormalization } from './norm/batchRenormalization';
 export type { BatchRenormalizationArgs } from './norm/batchRenormalization';
-export { simpleNet, mlp, cnn, NORMALIZATIONS, ARTICLE_SETUP } from './models';
-export type { SimpleNetArgs, DigitModelArgs, NormalizationKind } from './models';
-export { syntheticMicroBatches, syntheticBatch, splitIntoMicroBatches } from './data/synthetic';
-export type { MicroBatch, SyntheticDataArgs } from './data/synthetic';
-export { loadMnist, mnistMicroBatches } from './data/mnist';
-export type { MnistData, MnistSplit, MnistArgs, MicroBatchIteratorArgs } from './data/mnist';
-export { seededRandom, seededNormal, shuffledIndices } from './data/random';
-export { runNormExperiment, batchStatisticsDeviation, testErrorOf, testErrorSpread, NORM_EXPERIMENT_PRESETS, WU_HE_2018 } from './experiments/normExperiment';
-export type {
-  NormExperimentArgs,
-  NormExperimentProgress,
-  NormExperimentResult,
-  NormRunRecord,
-  NormSummaryRow,
-  StatisticsDeviation,
-} from './experiments/normExperiment';
-export { selectBackend, describeEnvironment, BACKEND_PREFERENCES, BACKEND_ENV_VAR } from './backend';
-export type { BackendPreference, SelectBackendArgs, EnvironmentReport } from './backend';
-export { installFastKernels, uninstallFastKernels, installedFastKernels, FAST_KERNEL_BACKENDS } from './kernels';
-export type { KernelReplacement, FastKernelBackend } from './kernels';
-export { weightsOf, maxRelativeDifference } from './weights';
-export { timeTrainingStep } from './stepTimer';
-export type { TimeTrainingStepArgs } from './stepTimer';
-export type { WeightSnapshot } from './weights';
-export { measureAccumulation, peakBytesAbove, timeCall } from './measure';
-export type { AccumulationMeasurement, MeasureAccumulationArgs, TimeCallArgs, Timing } from './measure';

@@ -39,11 +39,22 @@ export function epochSchedule(table: Record<number, number>): AccumulationSchedu
     throw argumentError(owner, 'table', 'an object with an entry for epoch 0', table);
   }
   const sorted = entries.sort((a, b) => a[0] - b[0]);
-  return ({ epoch }) => {
+  const schedule: AccumulationSchedule = ({ epoch }) => {
     let steps = sorted[0][1];
     for (const [start, value] of sorted) if (epoch >= start) steps = value;
     return steps;
   };
+  tables.set(schedule, Object.fromEntries(sorted));
+  return schedule;
+}
+
+/** The tables of the schedules `epochSchedule` made, so that they can be saved with a model. */
+const tables = new WeakMap<AccumulationSchedule, Record<number, number>>();
+
+/** The table an `epochSchedule` was built from (a copy), or null for any other function. */
+export function epochScheduleTable(schedule: AccumulationSchedule): Record<number, number> | null {
+  const table = tables.get(schedule);
+  return table === undefined ? null : { ...table };
 }
 
 /** Reads `accumulationSteps` for a window, checking what a schedule returned. */

@@ -1,8 +1,59 @@
-import * as tf from '@tensorflow/tfjs';
-import { argumentError, describe } from './errors';
+import { argumentError, describe, verbatim } from './errors';
 
-/** The format tag written into every saved state, so a future layout can be told apart. */
-export const ACCUMULATOR_STATE_FORMAT = 'tfjs-accumulate/state@1';
+/**
+ * The accumulator's state, defined once (as optax's `MultiStepsState`): counters and the open
+ * window are one plain object. `GradientAccumulator` holds it in one field, replaces it whole
+ * after every micro-step, and `getState`/`setState` serialize it beside the tensors. Nothing
+ * here touches tensors; this file is the layout, its checks and its upgrade from older formats.
+ */
+
+/** How the accumulated gradient is averaged: over samples, or over micro-batches (see `GradientAccumulatorArgs.averaging`). */
+export type Averaging = 'per-sample' | 'per-micro-batch';
+
+/** What the window's weight counts: samples, or micro-batches (one unit each). */
+export type Unit = 'samples' | 'micro-batches';
+
+/** Counters that only ever grow. */
+export interface Counters {
+  /** Micro-steps taken, skipped ones included. */
+  microStep: number;
+  /** Updates applied. */
+  updateStep: number;
+  /** Epochs ended by `endEpoch`. */
+  epoch: number;
+  /** Micro-batches dropped for a non-finite loss or gradient. */
+  skippedMicroBatches: number;
+  /** Windows dropped under `nonFinite: "skip-window"`. */
+  skippedWindows: number;
+}
+
+/** The window now open: what the accumulators hold. */
+export interface OpenWindow {
+  /** Micro-batches per update of this window; null until its first micro-step. */
+  size: number | null;
+  /** Micro-batches counted so far (poisoned ones included). */
+  microBatches: number;
+  /** Samples (or units) summed into the accumulators so far. */
+  weight: number;
+  /** What `weight` counts; null while no micro-batch was added. */
+  unit: Unit | null;
+  /** A non-finite gradient arrived under `"skip-window"`: the window will be dropped. */
+  poisoned: boolean;
+  /** Names of the variables whose accumulator holds a sum in this window. */
+  touched: string[];
+  /** Σ (micro-batch mean loss × its weight) over the added micro-batches; null once a loss was unknown. */
+  lossSum: number | null;
+}
+
+/** Everything but the tensors. */
+export interface AccumulatorCore {
+  counters: Counters;
+  window: OpenWindow;
+}
+
+/** The format tag written into every saved state. Version 1 (with `normalization`) is still read. */
+export const ACCUMULATOR_STATE_FORMAT = 'tfjs-accumulate/state@2';
+const FORMAT_V1 = 'tfjs-accumulate/state@1';
 
 /** A tensor as plain JSON: exact for float32 and int32, since both round-trip through a JS number. */
 export interface SerializedTensor {
@@ -16,25 +67,10 @@ export interface SerializedTensor {
  * Everything `GradientAccumulator` needs to resume mid-window, as plain JSON
  * (`JSON.stringify` it to save, `JSON.parse` to load).
  */
-export interface AccumulatorState {
+export interface AccumulatorState extends AccumulatorCore {
   format: typeof ACCUMULATOR_STATE_FORMAT;
-  normalization: 'per-sample' | 'per-micro-batch';
-  counters: {
-    microStep: number;
-    updateStep: number;
-    epoch: number;
-    skippedMicroBatches: number;
-    skippedWindows: number;
-  };
-  window: {
-    size: number | null;
-    microBatches: number;
-    weight: number;
-    unit: 'samples' | 'micro-batches' | null;
-    poisoned: boolean;
-    touched: boolean[];
-  };
-  /** One entry per trained variable, named after it. */
+  averaging: Averaging;
+  /** One entry per known variable, in the order the wrapped optimizer sees them; zeros where untouched. */
   accumulators: SerializedTensor[];
   /** The wrapped optimizer's `getWeights()`, or null when it was left out. */
   optimizer: SerializedTensor[] | null;
@@ -53,16 +89,19 @@ export interface SetStateArgs {
   includeOptimizer?: boolean;
 }
 
-/** Reads a tensor (or zeros of `shape` when it does not exist yet) into its JSON form. */
-export async function readTensor(
-  name: string,
-  tensor: tf.Tensor | null,
-  shape: number[],
-  dtype: string = 'float32',
-): Promise<SerializedTensor> {
-  const size = shape.reduce((a, b) => a * b, 1);
-  const values = tensor === null ? new Array<number>(size).fill(0) : Array.from(await tensor.data() as ArrayLike<number>);
-  return { name, shape: [...shape], dtype, values };
+/** A fresh window. */
+export function emptyWindow(): OpenWindow {
+  return { size: null, microBatches: 0, weight: 0, unit: null, poisoned: false, touched: [], lossSum: 0 };
+}
+
+/** A fresh state: all counters 0, an empty window. */
+export function initialCore(): AccumulatorCore {
+  return { counters: { microStep: 0, updateStep: 0, epoch: 0, skippedMicroBatches: 0, skippedWindows: 0 }, window: emptyWindow() };
+}
+
+/** A deep copy, so that a state handed out can never alias the live one. */
+export function copyCore(core: AccumulatorCore): AccumulatorCore {
+  return { counters: { ...core.counters }, window: { ...core.window, touched: [...core.window.touched] } };
 }
 
 /** Gives optimizer slot names such as `dense/kernel/m` the new variable names after an order match. */
@@ -73,44 +112,112 @@ export function renameOptimizerWeight(name: string, rename: Map<string, string>)
   return name;
 }
 
-/** Checks a state object's layout before anything is restored from it. */
-export function checkState(owner: string, state: unknown, normalization: string): asserts state is AccumulatorState {
-  const s = state as Partial<AccumulatorState> | null;
-  if (s === null || typeof s !== 'object' || s.format !== ACCUMULATOR_STATE_FORMAT) {
-    throw argumentError(owner, 'state', `an object from getState() (format "${ACCUMULATOR_STATE_FORMAT}")`, state);
+const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;
+
+/**
+ * Checks a state's layout, counters, window and tensors (types, finiteness, sizes), and returns
+ * it in the current format (a version-1 state is upgraded: `normalization` becomes `averaging`,
+ * `touched` flags become names, the window's loss is unknown). Throws a named error and reads
+ * nothing else when anything is off. Shapes against live variables and optimizer slots are
+ * checked by the caller, which knows them.
+ */
+export function checkState(owner: string, state: unknown, averaging: Averaging): AccumulatorState {
+  if (typeof state === 'string') {
+    throw argumentError(owner, 'state', 'the object returned by getState() (JSON.parse saved text first)', state);
   }
-  if (s.normalization !== normalization) {
-    throw argumentError(owner, 'state.normalization', `"${normalization}", the normalization of this accumulator`, s.normalization);
+  const s = state as Record<string, unknown> | null;
+  if (s === null || typeof s !== 'object' || (s.format !== ACCUMULATOR_STATE_FORMAT && s.format !== FORMAT_V1)) {
+    throw argumentError(owner, 'state', `an object from getState() (format "${ACCUMULATOR_STATE_FORMAT}")`, s === null || typeof s !== 'object' ? state : verbatim(`an object with format ${describe(s.format)}`));
   }
-  const counters = s.counters as Record<string, unknown> | undefined;
-  for (const key of ['microStep', 'updateStep', 'epoch', 'skippedMicroBatches', 'skippedWindows']) {
-    const value = counters?.[key];
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
-      throw argumentError(owner, `state.counters.${key}`, 'a whole number ≥ 0', value);
+  const v1 = s.format === FORMAT_V1;
+  const saved = v1 ? s.normalization : s.averaging;
+  if (saved !== averaging) {
+    throw argumentError(owner, v1 ? 'state.normalization' : 'state.averaging', `"${averaging}", the averaging of this accumulator`, saved);
+  }
+  const tensors = (key: 'accumulators' | 'optimizer'): SerializedTensor[] | null => {
+    const list = s[key];
+    if (key === 'optimizer' && list === null) return null;
+    if (!Array.isArray(list)) throw argumentError(owner, `state.${key}`, 'an array of { name, shape, dtype, values }', list);
+    return list.map((t, i) => checkTensor(owner, `state.${key}[${i}]`, t));
+  };
+  const accumulators = tensors('accumulators') as SerializedTensor[];
+  const optimizer = tensors('optimizer');
+  const names = accumulators.map((a) => a.name);
+  if (new Set(names).size !== names.length) throw argumentError(owner, 'state.accumulators', 'one entry per variable', verbatim('a variable listed twice'));
+
+  const c = s.counters as Record<string, unknown> | null | undefined;
+  if (c === null || typeof c !== 'object') throw argumentError(owner, 'state.counters', 'an object of counters', c);
+  const counters = {} as Counters;
+  for (const key of ['microStep', 'updateStep', 'epoch', 'skippedMicroBatches', 'skippedWindows'] as const) {
+    if (!isCount(c[key])) throw argumentError(owner, `state.counters.${key}`, 'a whole number ≥ 0', c[key]);
+    counters[key] = c[key] as number;
+  }
+  const w = s.window as Record<string, unknown> | null | undefined;
+  if (w === null || typeof w !== 'object') throw argumentError(owner, 'state.window', 'an open window as written by getState()', w);
+  let touched: unknown = w.touched;
+  if (v1 && Array.isArray(touched) && touched.length === names.length && touched.every((t) => typeof t === 'boolean')) {
+    touched = names.filter((_, i) => (touched as boolean[])[i]);
+  }
+  const window: OpenWindow = {
+    size: w.size as number | null,
+    microBatches: w.microBatches as number,
+    weight: w.weight as number,
+    unit: w.unit as Unit | null,
+    poisoned: w.poisoned as boolean,
+    touched: touched as string[],
+    lossSum: v1 ? null : (w.lossSum as number | null),
+  };
+  checkWindow(owner, window, names, counters);
+  return { format: ACCUMULATOR_STATE_FORMAT, averaging, counters, window, accumulators, optimizer };
+}
+
+function checkTensor(owner: string, where: string, t: unknown): SerializedTensor {
+  const e = t as Partial<SerializedTensor> | null;
+  if (e === null || typeof e !== 'object' || typeof e.name !== 'string') throw argumentError(owner, where, 'a { name, shape, dtype, values } entry', t);
+  const at = `${where} ("${e.name}")`;
+  if (!Array.isArray(e.shape) || !e.shape.every(isCount)) throw argumentError(owner, `${at}.shape`, 'an array of whole numbers', e.shape);
+  if (e.dtype !== 'float32' && e.dtype !== 'int32') throw argumentError(owner, `${at}.dtype`, '"float32" or "int32"', e.dtype);
+  const size = e.shape.reduce((a, b) => a * b, 1);
+  if (!Array.isArray(e.values) || e.values.length !== size) {
+    throw argumentError(owner, `${at}.values`, `an array of ${size} numbers (its shape's size)`, e.values);
+  }
+  for (let i = 0; i < e.values.length; i++) {
+    const x = e.values[i];
+    // Strings, nulls and non-finite numbers would become NaN in a tensor and reach the weights.
+    if (typeof x !== 'number' || !Number.isFinite(x) || (e.dtype === 'int32' && !Number.isInteger(x))) {
+      throw argumentError(owner, `${at}.values[${i}]`, `a finite ${e.dtype === 'int32' ? 'integer' : 'number'}`, x);
     }
   }
-  const w = s.window;
-  if (
-    !w ||
-    !(w.size === null || (Number.isInteger(w.size) && w.size > 0)) ||
-    !Number.isInteger(w.microBatches) ||
-    w.microBatches < 0 ||
-    (w.size !== null && w.microBatches >= w.size) ||
-    !(w.weight >= 0) ||
-    !(w.unit === null || w.unit === 'samples' || w.unit === 'micro-batches') ||
-    typeof w.poisoned !== 'boolean' ||
-    !Array.isArray(w.touched)
-  ) {
-    throw argumentError(owner, 'state.window', 'an open window as written by getState()', w);
+  return { name: e.name, shape: [...e.shape], dtype: e.dtype, values: e.values };
+}
+
+function checkWindow(owner: string, w: OpenWindow, names: string[], counters: Counters): void {
+  const bad = (field: string, accepted: string, got: unknown) => argumentError(owner, `state.window.${field}`, accepted, got);
+  if (!(w.size === null || (Number.isInteger(w.size) && w.size > 0))) throw bad('size', 'a positive integer or null', w.size);
+  if (!isCount(w.microBatches)) throw bad('microBatches', 'a whole number ≥ 0', w.microBatches);
+  if (w.microBatches > counters.microStep) throw bad('microBatches', `at most counters.microStep (${counters.microStep})`, w.microBatches);
+  if (w.size !== null && w.microBatches >= w.size) throw bad('microBatches', `below the window size (${w.size}): a full window is applied, never saved`, w.microBatches);
+  if (w.microBatches > 0 && w.size === null) throw bad('size', 'set once the window holds a micro-batch', w.size);
+  if (!isCount(w.weight)) throw bad('weight', 'a whole number ≥ 0', w.weight);
+  if (!(w.unit === null || w.unit === 'samples' || w.unit === 'micro-batches')) throw bad('unit', '"samples", "micro-batches" or null', w.unit);
+  if (typeof w.poisoned !== 'boolean') throw bad('poisoned', 'true or false', w.poisoned);
+  if (!(w.lossSum === null || (typeof w.lossSum === 'number' && Number.isFinite(w.lossSum)))) throw bad('lossSum', 'a finite number or null', w.lossSum);
+  if (!Array.isArray(w.touched)) throw bad('touched', 'a list of variable names', w.touched);
+  const stray = w.touched.find((n) => typeof n !== 'string' || !names.includes(n));
+  if (stray !== undefined) throw bad('touched', 'names of entries in state.accumulators', verbatim(`${describe(stray)}, which has no entry in state.accumulators`));
+  // The weight must agree with the micro-batches counted: otherwise the next update is silently scaled.
+  const empty = w.microBatches === 0;
+  if (empty && (w.weight !== 0 || w.unit !== null || w.poisoned || w.touched.length > 0)) {
+    throw bad('weight', '0, with no unit, not poisoned and nothing touched, in a window of 0 micro-batches', verbatim(`weight ${w.weight}, unit ${describe(w.unit)}`));
   }
-  if (!Array.isArray(s.accumulators)) {
-    throw argumentError(owner, 'state.accumulators', 'an array of { name, shape, dtype, values }', s.accumulators);
+  if (w.unit === null && !empty && (!w.poisoned || w.weight !== 0)) {
+    throw bad('unit', '"samples" or "micro-batches" once a micro-batch was added', w.unit);
   }
-  const tensors = [...s.accumulators, ...(s.optimizer ?? [])];
-  for (const t of tensors) {
-    const size = Array.isArray(t?.shape) ? t.shape.reduce((a, b) => a * b, 1) : -1;
-    if (typeof t?.name !== 'string' || size < 0 || !Array.isArray(t.values) || t.values.length !== size) {
-      throw argumentError(owner, `state tensor "${describe(t?.name)}"`, 'a { name, shape, dtype, values } whose values fill its shape', t);
-    }
+  if (w.unit === 'micro-batches' && (w.poisoned ? w.weight > w.microBatches : w.weight !== w.microBatches)) {
+    throw bad('weight', `the number of micro-batches (${w.microBatches}) when the unit is micro-batches`, w.weight);
   }
+  if (w.unit === 'samples' && !w.poisoned && w.weight < w.microBatches) {
+    throw bad('weight', `at least one sample per micro-batch (≥ ${w.microBatches})`, w.weight);
+  }
+  if (w.unit !== null && w.weight === 0) throw bad('weight', 'above 0 once a micro-batch was added', w.weight);
 }

@@ -1,7 +1,8 @@
 import * as tf from '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { addWeighted, averageGradients, clipByGlobalNorm, globalNorm } from '../src/accumulation';
+import { addWeighted, averageGradients, clipByGlobalNorm, globalNorm, nonFiniteProbe } from '../src/accumulation';
+import { GradientAccumulator } from '../src/gradientAccumulator';
 
 const values = (t: tf.Tensor) => Array.from(t.dataSync());
 
@@ -53,8 +54,51 @@ describe('accumulation math', () => {
       clipByGlobalNorm(averageGradients(a.map((t) => addWeighted(t, t, 2)), 3), 0.5);
     });
     const input = tf.ones([3]);
-    const { clipped, norm } = clipByGlobalNorm([input], 1);
-    tf.dispose([input, ...clipped, norm]);
+    const { clipped, norm, maxAbs, scaledNorm } = clipByGlobalNorm([input], 1);
+    tf.dispose([input, ...clipped, norm, maxAbs, scaledNorm]);
     assert.equal(tf.memory().numTensors, before);
+  });
+});
+
+describe('exploding gradients: clipping and the finiteness check cannot overflow', () => {
+  for (const scale of [1e19, 1e25, 1e30, 1e38]) {
+    it(`clips a gradient of magnitude ${scale} to a step exactly clipNorm long`, () => {
+      const w = tf.variable(tf.zeros([4]));
+      const acc = new GradientAccumulator({ optimizer: tf.train.sgd(1), accumulationSteps: 1, varList: [w], clipNorm: 0.5 });
+      const g = [3, -3, 3, 1].map((x) => x * scale);
+      const result = acc.step(() => tf.sum(tf.mul(w, tf.tensor1d(g))) as tf.Scalar);
+      assert.equal(result.applied, true);
+      const step = Array.from(w.dataSync());
+      const length = Math.hypot(...step);
+      assert.ok(Math.abs(length - 0.5) <= 1e-6, `step of length ${length}`);
+      // The direction is kept: the step is −g / |g| · clipNorm.
+      const norm = Math.hypot(...g.map((x) => Math.fround(x)));
+      step.forEach((s, i) => assert.ok(Math.abs(s + (0.5 * Math.fround(g[i])) / norm) <= 1e-6, `component ${i}: ${s}`));
+      assert.ok(Math.abs((result.gradientNorm as number) - norm) <= 1e-6 * norm, `reported norm ${result.gradientNorm} vs ${norm}`);
+      acc.dispose();
+      w.dispose();
+    });
+  }
+
+  it('nonFiniteProbe is 1 only when some element is NaN or ±Infinity, never for large finite sums', () => {
+    const probe = (values: number[][]) =>
+      tf.tidy(() => nonFiniteProbe(values.map((v) => tf.tensor1d(v))).dataSync()[0]);
+    assert.equal(probe([[3e38, 3e38, 3e38], [-3e38]]), 0, 'finite values whose sum overflows');
+    assert.equal(probe([[1, 2], [NaN]]), 1);
+    assert.equal(probe([[Infinity, 1]]), 1);
+    assert.equal(probe([[1], [-Infinity]]), 1);
+    assert.equal(probe([]), 0);
+    // The old check, a plain sum, is the negative case: it calls these finite values non-finite.
+    assert.equal(Number.isFinite(tf.tidy(() => tf.sum(tf.tensor1d([3e38, 3e38])).dataSync()[0])), false);
+  });
+
+  it('a step whose gradient elements are large but finite is accumulated, not rejected', () => {
+    const w = tf.variable(tf.zeros([4]));
+    const acc = new GradientAccumulator({ optimizer: tf.train.sgd(1e-38), accumulationSteps: 2, varList: [w] });
+    const result = acc.step(() => tf.sum(tf.mul(w, tf.tensor1d([3e38, 3e38, 3e38, 3e38]))) as tf.Scalar);
+    assert.equal(result.skipped, null);
+    assert.equal(acc.pendingMicroBatches, 1);
+    acc.dispose();
+    w.dispose();
   });
 });

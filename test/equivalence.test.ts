@@ -79,3 +79,26 @@ describe('checkEquivalence', () => {
     assertThrowsMentioning(() => checkEquivalence({ model, xs, ys, tolerance: -1 }), 'tolerance', '> 0');
   });
 });
+
+describe('checkEquivalence when the loss throws', () => {
+  it('rethrows, leaks no tensor and leaves the weights as they were', () => {
+    const model = denseModel();
+    const { xs, ys } = batch(16);
+    const weights = weightsOf(model);
+    for (const failAt of [1, 3, 6]) {
+      let calls = 0;
+      const loss = (yTrue: tf.Tensor, yPred: tf.Tensor) => {
+        const value = tf.losses.meanSquaredError(yTrue, yPred);
+        if (++calls === failAt) throw new Error('injected loss failure');
+        return value;
+      };
+      const tensors = tf.memory().numTensors;
+      assert.throws(() => checkEquivalence({ model, xs, ys, loss }), /injected loss failure/);
+      assert.equal(tf.memory().numTensors, tensors, `failing at call ${failAt} leaked tensors`);
+      assertBitIdentical(weightsOf(model), weights);
+    }
+    assertThrowsMentioning(() => checkEquivalence({ model, xs, ys, tolerence: 1e-3 } as never), 'unknown key "tolerence"');
+    tf.dispose([xs, ys]);
+    model.dispose();
+  });
+});

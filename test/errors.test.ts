@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { argumentError, describe as describeValue, isPositiveFinite, isPositiveInteger } from '../src/errors';
+import { argumentError, checkKeys, checkOptions, describe as describeValue, isPositiveFinite, isPositiveInteger } from '../src/errors';
 
 describe('argument errors', () => {
   it('name the owner, the parameter, what is accepted and what was given', () => {
@@ -18,5 +18,22 @@ describe('argument errors', () => {
   it('tell positive integers and positive finite numbers apart', () => {
     assert.deepEqual([1, 7, 0, -1, 2.5, NaN, Infinity, '3'].map(isPositiveInteger), [true, true, false, false, false, false, false, false]);
     assert.deepEqual([0.5, 1, 0, -1, NaN, Infinity].map(isPositiveFinite), [true, true, false, false, false, false]);
+  });
+});
+
+describe('option objects', () => {
+  it('refuse unknown keys, naming the key, a near miss, and the accepted keys', () => {
+    assert.throws(() => checkKeys('Owner', 'args', { clipnorm: 1 }, ['clipNorm', 'nonFinite']), {
+      message: 'Owner: args has an unknown key "clipnorm" (did you mean "clipNorm"?); the accepted keys are "clipNorm", "nonFinite".',
+    });
+    assert.doesNotThrow(() => checkKeys('Owner', 'args', { clipNorm: 1 }, ['clipNorm']));
+    assert.deepEqual(checkOptions('Owner', 'options', undefined, ['a']), {});
+    assert.throws(() => checkOptions('Owner', 'options', null, ['a']), /options must be an object/);
+  });
+
+  it('summarize long strings instead of echoing them', () => {
+    const payload = JSON.stringify({ values: new Array(10000).fill(0.5) });
+    assert.equal(describeValue(payload), `a string of ${payload.length} characters`);
+    assert.equal(describeValue('short'), '"short"');
   });
 });

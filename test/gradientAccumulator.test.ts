@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { GradientAccumulator, NonFiniteGradientError } from '../src/gradientAccumulator';
 import { epochSchedule } from '../src/schedule';
+import { AccumulatingOptimizer } from '../src/accumulatingOptimizer';
 import {
   assertChanged,
   assertNoLeak,
@@ -111,7 +112,7 @@ describe('GradientAccumulator: equivalence with the big batch', () => {
     const reference = denseModel();
     bigBatchUpdate(reference, tf.train.sgd(0.1), data);
     const model = denseModel();
-    const acc = new GradientAccumulator({ optimizer: tf.train.sgd(0.1), accumulationSteps: 4, normalization: 'per-micro-batch', varList: model.trainableWeights });
+    const acc = new GradientAccumulator({ optimizer: tf.train.sgd(0.1), accumulationSteps: 4, averaging: 'per-micro-batch', varList: model.trainableWeights });
     for (const { xs, ys } of split(data, [16, 16, 16, 7])) acc.step(() => meanLoss(model, xs, ys));
     const difference = maxRelativeDifference(weightsOf(model), weightsOf(reference));
     assert.ok(difference > 100 * TOLERANCE, `expected a visible error, got ${difference}`);
@@ -302,7 +303,7 @@ describe('GradientAccumulator: bad input', () => {
     for (const clipNorm of [0, -1, NaN, Infinity]) {
       assertThrowsMentioning(() => new GradientAccumulator({ optimizer, accumulationSteps: 2, clipNorm }), 'clipNorm', '> 0');
     }
-    assertThrowsMentioning(() => new GradientAccumulator({ optimizer, accumulationSteps: 2, normalization: 'mean' as never }), 'normalization', '"per-sample"');
+    assertThrowsMentioning(() => new GradientAccumulator({ optimizer, accumulationSteps: 2, averaging: 'mean' as never }), 'averaging', '"per-sample"');
     assertThrowsMentioning(() => new GradientAccumulator({ optimizer, accumulationSteps: 2, nonFinite: 'ignore' as never }), 'nonFinite', '"skip-window"');
     assertThrowsMentioning(() => new GradientAccumulator({ optimizer, accumulationSteps: 2, varList: [] }), 'varList', 'non-empty');
     assertThrowsMentioning(() => new GradientAccumulator({ optimizer, accumulationSteps: 2, varList: [tf.scalar(1) as never] }), 'varList[0]', 'tf.Variable');
@@ -317,8 +318,8 @@ describe('GradientAccumulator: bad input', () => {
 
   it('rejects a bad loss and leaves weights and accumulators exactly as they were', async () => {
     const w = tf.variable(tf.tensor1d([1, 2]));
-    for (const normalization of ['per-sample', 'per-micro-batch'] as const) {
-      const acc = new GradientAccumulator({ optimizer, accumulationSteps: 4, varList: [w], normalization });
+    for (const averaging of ['per-sample', 'per-micro-batch'] as const) {
+      const acc = new GradientAccumulator({ optimizer: tf.train.sgd(0.1), accumulationSteps: 4, varList: [w], averaging });
       acc.step(() => tf.sum(tf.square(w)) as tf.Scalar);
       const state = await acc.getState();
       const weights = Array.from(w.dataSync());
@@ -331,7 +332,7 @@ describe('GradientAccumulator: bad input', () => {
         [() => acc.step(() => tf.sum(w) as tf.Scalar, { sampleCount: 0 }), 'sampleCount', 'positive integer'],
         [() => acc.step(() => tf.sum(w) as tf.Scalar, { sampleCount: 2.5 }), 'sampleCount', 'positive integer'],
       ];
-      if (normalization === 'per-micro-batch') {
+      if (averaging === 'per-micro-batch') {
         bad.push([() => acc.step(() => tf.square(w)), 'lossFn', 'scalar', 'shape [2]']);
       } else {
         bad.push([() => acc.step(() => tf.square(w), { sampleCount: 3 }), 'sampleCount', 'length (2)']);
@@ -388,7 +389,7 @@ describe('GradientAccumulator: no leaks on any path (200 micro-steps each)', () 
 
   it('step with a mean loss', path({}, mean));
   it('step with a per-sample loss', path({}, (acc) => acc.step(() => perSampleLoss(model, data.xs, data.ys))));
-  it('step with sampleCount under "per-micro-batch"', path({ normalization: 'per-micro-batch' }, (acc) => acc.step(() => meanLoss(model, data.xs, data.ys), { sampleCount: 16 })));
+  it('step with sampleCount under "per-micro-batch"', path({ averaging: 'per-micro-batch' }, (acc) => acc.step(() => meanLoss(model, data.xs, data.ys), { sampleCount: 16 })));
   it('flush', path({}, (acc, i) => (mean(acc), i % 3 === 2 && acc.flush())));
   it('endEpoch', path({ accumulationSteps: epochSchedule({ 0: 3, 2: 5 }) }, (acc, i) => (mean(acc), i % 7 === 6 && acc.endEpoch())));
   it('clip', path({ clipNorm: 0.01 }, mean));
@@ -403,4 +404,74 @@ describe('GradientAccumulator: no leaks on any path (200 micro-steps each)', () 
     assert.throws(() => acc.step(() => tf.ones([2, 2])), /lossFn/);
     assert.throws(() => acc.step(() => { tf.square(tf.ones([3])); throw new Error('user bug'); }), /user bug/);
   }));
+});
+
+describe('GradientAccumulator: every misuse gets a named error', () => {
+  it('unknown option keys, in the constructor and every options argument', async () => {
+    const w = tf.variable(tf.zeros([2]));
+    assertThrowsMentioning(() => new GradientAccumulator({ optimizer: tf.train.sgd(1), accumulationSteps: 2, varList: [w], clipnorm: 1 } as never), 'unknown key "clipnorm"', 'did you mean "clipNorm"');
+    assertThrowsMentioning(() => new GradientAccumulator({ optimizer: tf.train.sgd(1), accumulationSteps: 2, normalization: 'per-sample' } as never), 'unknown key "normalization"');
+    assertThrowsMentioning(() => new AccumulatingOptimizer({ optimizer: tf.train.sgd(1), accumulationSteps: 2, clipnorm: 1 } as never), 'unknown key "clipnorm"');
+    const acc = new GradientAccumulator({ optimizer: tf.train.sgd(1), accumulationSteps: 2, varList: [w] });
+    assertThrowsMentioning(() => acc.step(() => tf.sum(w) as tf.Scalar, { samplecount: 4 } as never), 'unknown key "samplecount"');
+    assertThrowsMentioning(() => acc.endEpoch({ flsh: false } as never), 'unknown key "flsh"');
+    await assert.rejects(acc.getState({ includeOptimiser: false } as never), /unknown key "includeOptimiser"/);
+    await assert.rejects(acc.setState(await acc.getState(), { matchby: 'order' } as never), /unknown key "matchby"/);
+    acc.dispose();
+    w.dispose();
+  });
+
+  it('a missing optimizer, endEpoch(null), an int32 loss, a loss of no trained variable', () => {
+    const w = tf.variable(tf.zeros([2]));
+    for (const make of [() => new GradientAccumulator({ accumulationSteps: 2 } as never), () => new AccumulatingOptimizer({ accumulationSteps: 2 } as never)]) {
+      assertThrowsMentioning(make, 'optimizer must be a tf.Optimizer', 'got undefined');
+    }
+    const acc = new GradientAccumulator({ optimizer: tf.train.sgd(1), accumulationSteps: 2, varList: [w] });
+    assertThrowsMentioning(() => acc.endEpoch(null as never), 'endEpoch', 'options must be an object', 'got null');
+    const elsewhere = tf.variable(tf.ones([2]));
+    const tensors = tf.memory().numTensors;
+    assertThrowsMentioning(() => acc.step(() => tf.sum(tf.cast(w, 'int32')) as tf.Scalar), 'lossFn', 'float32', 'int32');
+    assertThrowsMentioning(() => acc.step(() => tf.sum(elsewhere) as tf.Scalar), 'lossFn', 'depends on at least one trained variable', w.name);
+    assertThrowsMentioning(() => acc.step(() => tf.scalar(1)), 'depends on at least one trained variable');
+    assert.equal(tf.memory().numTensors, tensors, 'a failed step leaked tensors');
+    assert.equal(acc.microStep, 0);
+    acc.dispose();
+    tf.dispose([w, elsewhere]);
+  });
+
+  it('two accumulators sharing one optimizer, after one of them is disposed', () => {
+    const w = tf.variable(tf.zeros([2]));
+    const optimizer = tf.train.adam(0.1);
+    const first = new GradientAccumulator({ optimizer, accumulationSteps: 1, varList: [w] });
+    const second = new GradientAccumulator({ optimizer, accumulationSteps: 1, varList: [w] });
+    first.dispose();
+    assertThrowsMentioning(() => second.step(() => tf.sum(w) as tf.Scalar), 'its optimizer was disposed by another', 'keepOptimizer');
+    assertThrowsMentioning(() => new GradientAccumulator({ optimizer, accumulationSteps: 1, varList: [w] }), 'its optimizer was disposed');
+    second.dispose();
+    // Negative case: keepOptimizer leaves it usable.
+    const kept = tf.train.sgd(0.1);
+    const a = new GradientAccumulator({ optimizer: kept, accumulationSteps: 1, varList: [w] });
+    a.dispose({ keepOptimizer: true });
+    const b = new GradientAccumulator({ optimizer: kept, accumulationSteps: 1, varList: [w] });
+    assert.equal(b.step(() => tf.sum(w) as tf.Scalar).applied, true);
+    b.dispose();
+    w.dispose();
+  });
+});
+
+describe('GradientAccumulator: the window\'s sample-weighted mean loss', () => {
+  it('is Σ loss × samples / Σ samples over the window, on step results and on flush', () => {
+    const w = tf.variable(tf.scalar(0));
+    const acc = new GradientAccumulator({ optimizer: tf.train.sgd(0.1), accumulationSteps: 3, varList: [w] });
+    // Per-sample losses (w + c) with w = 0: micro-batch means 1 (3 samples) and 4 (1 sample).
+    const r1 = acc.step(() => tf.add(w, tf.tensor1d([0, 1, 2])));
+    const r2 = acc.step(() => tf.add(w, tf.tensor1d([4])));
+    assert.equal(r1.windowLoss, 1);
+    assert.equal(r2.windowLoss, (1 * 3 + 4 * 1) / 4); // 1.75, not the mean of means 2.5
+    const update = acc.flush();
+    assert.equal(update.loss, 1.75);
+    assert.equal(update.weight, 4);
+    acc.dispose();
+    w.dispose();
+  });
 });

@@ -3,7 +3,9 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import * as ts from 'typescript';
-import * as library from '../src/index';
+import * as core from '../src/index';
+import * as backend from '../src/entries/backend';
+import * as tutorial from '../src/entries/tutorial';
 
 /**
  * The rules every tutorial notebook keeps (they are read, not run, here; `npm test` also runs
@@ -22,15 +24,17 @@ interface Cell {
 const read = (file: string) => JSON.parse(readFileSync(join(folder, file), 'utf8')) as { cells: Cell[]; metadata: { kernelspec?: { name?: string } } };
 const text = (cell: Cell) => (Array.isArray(cell.source) ? cell.source.join('') : cell.source);
 
-/** Every name `src/index.ts` exports, values and types alike. */
+/** Every name the three entry points export (`tfjs-accumulate`, `/backend`, `/tutorial`), values and types alike. */
 function exportedNames(): Set<string> {
-  const names = new Set(Object.keys(library));
-  const index = ts.createSourceFile('index.ts', readFileSync(join(__dirname, '..', 'src', 'index.ts'), 'utf8'), ts.ScriptTarget.Latest);
-  index.forEachChild((node) => {
-    if (ts.isExportDeclaration(node) && node.exportClause && ts.isNamedExports(node.exportClause)) {
-      for (const e of node.exportClause.elements) names.add(e.name.text);
-    }
-  });
+  const names = new Set([...Object.keys(core), ...Object.keys(backend), ...Object.keys(tutorial)]);
+  for (const entry of ['index.ts', 'entries/backend.ts', 'entries/tutorial.ts']) {
+    const file = ts.createSourceFile(entry, readFileSync(join(__dirname, '..', 'src', entry), 'utf8'), ts.ScriptTarget.Latest);
+    file.forEachChild((node) => {
+      if (ts.isExportDeclaration(node) && node.exportClause && ts.isNamedExports(node.exportClause)) {
+        for (const e of node.exportClause.elements) names.add(e.name.text);
+      }
+    });
+  }
   return names;
 }
 
@@ -114,7 +118,7 @@ describe('the notebooks', () => {
 
       it("imports the library by its package name and never redefines what it exports", () => {
         const code = notebook.cells.filter((c) => c.cell_type === 'code').map(text).join('\n');
-        assert.match(code, /from 'tfjs-accumulate'/);
+        assert.match(code, /from 'tfjs-accumulate(\/backend|\/tutorial)?'/);
         assert.doesNotMatch(code, /from '\.\.?\//, 'no relative imports of the source');
         const exported = exportedNames();
         const clashes = declaredNames(code).filter((name) => exported.has(name));

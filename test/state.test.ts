@@ -68,14 +68,14 @@ describe('getState / setState: resuming mid-window', () => {
     const state = await run.accumulator.getState();
     const tensors = tf.memory().numTensors;
     const broken: [(s: AccumulatorState) => void, ...string[]][] = [
-      [(s) => s.accumulators.pop(), 'state.accumulators', 'one entry per trained variable'],
-      [(s) => (s.accumulators[0].name = 'elsewhere/kernel'), 'state.accumulators', 'including "hidden/kernel'],
+      [(s) => s.accumulators.pop(), 'state.accumulators', 'has no entry'],
+      [(s) => (s.accumulators[0].name = 'elsewhere/kernel'), 'state.accumulators', '"hidden/kernel'],
       [(s) => { s.accumulators[1].shape = [4]; s.accumulators[1].values = [0, 0, 0, 0]; }, 'shape', '[8]'],
-      [(s) => (s.accumulators[1].values = [1]), 'values fill its shape'],
+      [(s) => (s.accumulators[1].values = [1]), "(its shape's size)"],
       [(s) => ((s as { format: string }).format = 'other'), 'state', 'getState()'],
       [(s) => (s.counters.updateStep = -1), 'state.counters.updateStep'],
       [(s) => (s.window.microBatches = 9), 'state.window'],
-      [(s) => ((s as { normalization: string }).normalization = 'per-micro-batch'), 'state.normalization'],
+      [(s) => ((s as { averaging: string }).averaging = 'per-micro-batch'), 'state.averaging'],
     ];
     for (const [breakIt, ...fragments] of broken) {
       const copy = JSON.parse(JSON.stringify(state)) as AccumulatorState;

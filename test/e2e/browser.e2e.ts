@@ -8,8 +8,9 @@ import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { exportSite } from '../../scripts/exportSite';
-import { runNotebook, type Notebook } from '../../scripts/runNotebooks';
-import { PLOTLY_MIME } from '../../src/plot';
+import { runNotebook } from '../../scripts/notebooks/runner';
+import type { Notebook } from '../../scripts/notebooks/nbformat';
+import { PLOTLY_MIME } from 'tfjs-accumulate/tutorial';
 
 // Opens the exported site in real headless Chromium (Debian's /usr/bin/chromium, driven by
 // playwright-core), over file:// and over a loopback HTTP server. Every page must load without a

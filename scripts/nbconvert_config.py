@@ -1,4 +1,4 @@
-# Configuration for `jupyter nbconvert --execute --config=scripts/nbconvertConfig.py`, used by
+# Configuration for `jupyter nbconvert --execute --config=scripts/nbconvert_config.py`, used by
 # test/e2e/jupyter.e2e.ts. tslab answers a failed cell with status "error" but no ename, evalue
 # or traceback (it writes the error to the cell's stderr), so nbclient's own message says only
 # "<Error>:". This hook prints the cell's stderr, i.e. the actual error, before nbclient raises.

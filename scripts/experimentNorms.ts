@@ -14,7 +14,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { BackendPreference, describeEnvironment, selectBackend } from '../src/backend';
+import { BackendPreference, describeEnvironment, selectBackend } from 'tfjs-accumulate/backend';
 import {
   NORM_EXPERIMENT_PRESETS,
   NormExperimentArgs,
@@ -22,7 +22,7 @@ import {
   NormExperimentResult,
   WU_HE_2018,
   runNormExperiment,
-} from '../src/experiments/normExperiment';
+} from 'tfjs-accumulate/tutorial';
 
 interface ScriptConfig {
   /** Preset size. */
@@ -60,13 +60,13 @@ function readConfig(): ScriptConfig {
   });
   const size = values.size as ScriptConfig['size'];
   if (!(size in NORM_EXPERIMENT_PRESETS)) {
-    throw new Error(`experiment-norms: --size must be one of ${Object.keys(NORM_EXPERIMENT_PRESETS).join(', ')}; got "${values.size}".`);
+    throw new Error(`experimentNorms: --size must be one of ${Object.keys(NORM_EXPERIMENT_PRESETS).join(', ')}; got "${values.size}".`);
   }
   const overrides: NormExperimentArgs = {};
   if (values.model !== undefined) overrides.model = values.model as NormExperimentArgs['model'];
   if (values.seeds !== undefined) overrides.seeds = values.seeds.split(',').map(Number);
   if (overrides.model !== undefined && overrides.model !== 'cnn' && overrides.model !== 'mlp') {
-    throw new Error(`experiment-norms: --model must be cnn or mlp; got "${overrides.model}".`);
+    throw new Error(`experimentNorms: --model must be cnn or mlp; got "${overrides.model}".`);
   }
   const model = overrides.model ?? NORM_EXPERIMENT_PRESETS[size].model ?? 'cnn';
   return { size, out: path.join(values.out as string, model), overrides, backend: values.backend as BackendPreference | undefined };

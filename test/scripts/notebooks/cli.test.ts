@@ -1,27 +1,28 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { PLOTLY_MIME } from '../src/plot';
-import { loadNotebook, REPORT_KEY, runNotebook, type Notebook, type NotebookReport } from '../scripts/runNotebooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Notebook } from '../../../scripts/notebooks/nbformat';
+import { isAlive } from '../../../scripts/notebooks/processTree';
 
-// These tests start real tslab kernels (one process per notebook) on the fixture notebooks, which
-// import the built library by package name: `npm run build` must have run (test:unit does).
-const ROOT = path.resolve(__dirname, '..');
+// The runner's command line, run as `npm run notebooks -- ARGS` runs it, on the fixture notebooks
+// (real tslab kernels, one process per notebook).
+const ROOT = path.resolve(__dirname, '..', '..', '..');
+const CLI = path.join(ROOT, 'scripts', 'notebooks', 'cli.ts');
 const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'notebooks');
 const fixture = (name: string): string => path.join(FIXTURES, `${name}.ipynb`);
 
 let tmp: string;
 before(() => {
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'runNotebooks-test-'));
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cli-test-'));
 });
 after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
-/** Runs the runner's command line, as `npm run notebooks -- ARGS` would. */
 function cli(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts', 'runNotebooks.ts'), ...args], { cwd: ROOT, encoding: 'utf8', timeout: 180_000 });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 180_000 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -39,61 +40,6 @@ function tinyNotebook(overrides: Record<string, unknown> = {}): string {
     ...overrides,
   });
 }
-
-describe('runNotebook on a passing notebook', () => {
-  let report: NotebookReport;
-  let executed: Notebook;
-  let sourceBefore: string;
-
-  before(async () => {
-    sourceBefore = fs.readFileSync(fixture('passing'), 'utf8');
-    report = await runNotebook(fixture('passing'), { outDir: path.join(tmp, 'passing'), log: () => {} });
-    executed = read(report.outFile!);
-  });
-
-  it('reports success with a timing for every code cell', () => {
-    assert.equal(report.status, 'ok', JSON.stringify(report.error));
-    assert.equal(report.executedCells, 5);
-    assert.deepEqual(report.cells.map((c) => c.cell), [2, 4, 5, 6, 7]);
-    assert.ok(report.cells.every((c) => c.durationMs >= 0));
-    assert.equal(report.outFile, path.join(tmp, 'passing', 'passing.ipynb'));
-  });
-
-  it('leaves the source notebook byte for byte as it was', () => {
-    assert.equal(fs.readFileSync(fixture('passing'), 'utf8'), sourceBefore);
-  });
-
-  it('records execution counts, stdout, stderr and the timing keys nbclient writes', () => {
-    const code = executed.cells.filter((c) => c.cell_type === 'code');
-    assert.deepEqual(code.map((c) => c.execution_count), [1, 2, 3, 4, 5]);
-    assert.deepEqual(code[1].outputs, [
-      { output_type: 'stream', name: 'stdout', text: 'accumulationSteps = 4\n<script>window.__textScriptRan = true;</script> is printed, not run\n' },
-      { output_type: 'stream', name: 'stderr', text: 'a warning on stderr\n' },
-    ]);
-    // The value of a cell's last expression is printed, as in the tslab kernel; here after an await.
-    assert.deepEqual(code[4].outputs, [{ output_type: 'stream', name: 'stdout', text: '8\n' }]);
-    const timing = code[0].metadata.execution as Record<string, string>;
-    assert.ok(Date.parse(timing['shell.execute_reply']) >= Date.parse(timing['iopub.execute_input']));
-  });
-
-  it('keeps every MIME type of a display bundle: HTML from tslab.display, the three of showFigure', () => {
-    const code = executed.cells.filter((c) => c.cell_type === 'code');
-    assert.deepEqual(code[2].outputs, [{ output_type: 'display_data', data: { 'text/html': '<b id="kept-html">HTML output is kept</b>' }, metadata: {} }]);
-    const [chart] = code[3].outputs!;
-    assert.equal(chart.output_type, 'display_data');
-    const data = (chart as { data: Record<string, unknown> }).data;
-    assert.deepEqual(Object.keys(data).sort(), [PLOTLY_MIME, 'text/html', 'text/plain'].sort());
-    const fig = data[PLOTLY_MIME] as { data: { name: string }[] };
-    assert.deepEqual(fig.data.map((t) => t.name), ['accumulationSteps = 1', 'accumulationSteps = 4']);
-  });
-
-  it('stores its report in the executed copy, which is a valid notebook of the same kernel', () => {
-    const runner = (executed.metadata[REPORT_KEY] as { runner: { status: string; executedCells: number } }).runner;
-    assert.equal(runner.status, 'ok');
-    assert.equal(runner.executedCells, 5);
-    assert.doesNotThrow(() => loadNotebook(report.outFile!));
-  });
-});
 
 describe('the runner command on failing notebooks', () => {
   it('names the notebook, the cell, its first line and the full runtime error, and stops there', () => {
@@ -113,6 +59,23 @@ describe('the runner command on failing notebooks', () => {
     assert.equal(code[2].execution_count, null, 'cells after the failure do not run');
     assert.deepEqual(code[2].outputs, []);
     assert.match(r.stdout, /runtime-error\.ipynb\s+2\/3 .* FAILED at cell 3/);
+  });
+
+  it('fails a notebook whose cell drops a promise that rejects, naming the cell and the error', () => {
+    // Before: the cell printed "UnhandledPromiseRejection" to its stderr, and the run passed.
+    const out = path.join(tmp, 'rejection');
+    const r = cli(`--out=${out}`, fixture('unhandled-rejection'));
+    assert.equal(r.status, 1, r.stdout + r.stderr);
+    assert.match(
+      r.stderr,
+      /unhandled-rejection\.ipynb, cell 3 \("\/\/ The runner must fail the notebook here: .*"\) failed with an error nothing handled:\n\s+RangeError: the claim checked in a promise nobody awaited is false\n/,
+    );
+    assert.match(r.stderr, /while this cell was running: a promise rejected and nothing handled it/);
+    assert.match(r.stdout, /unhandled-rejection\.ipynb\s+2\/3 .* FAILED at cell 3/);
+    const code = read(path.join(out, 'unhandled-rejection.ipynb')).cells.filter((c) => c.cell_type === 'code');
+    assert.deepEqual(code[1].outputs![0], { output_type: 'stream', name: 'stdout', text: 'the cell itself returns normally\n' });
+    assert.equal((code[1].outputs![1] as { ename: string }).ename, 'RangeError');
+    assert.equal(code[2].execution_count, null);
   });
 
   it('reports a type error with its position in the cell', () => {
@@ -170,9 +133,52 @@ describe('the runner command on bad input', () => {
     assert.match(r.stderr, /not clean: cell 1 has outputs or an execution count/);
   });
 
-  it('rejects a bad option, naming what is accepted', () => {
-    const r = cli('--timeout=soon');
+  it('rejects a bad option or timeout, naming what is accepted, with status 2', () => {
+    const accepted = 'a positive number of seconds up to 2147483.647 (2^31 - 1 ms), or none for no limit';
+    for (const [arg, got] of [['--timeout=soon', '"soon"'], ['--timeout=3000000', '"3000000"'], ['--timeout=0', '"0"']]) {
+      const r = cli(arg);
+      assert.equal(r.status, 2, arg);
+      assert.equal(r.stderr.trim(), `runNotebooks: --timeout must be ${accepted}; got ${got}.`);
+    }
+    const r = cli('--timout=3');
     assert.equal(r.status, 2);
-    assert.equal(r.stderr.trim(), 'runNotebooks: --timeout must be a positive number of seconds; got "soon".');
+    assert.match(r.stderr, /^runNotebooks: unknown option --timout=3; accepted: --timeout=SECONDS\|none, --out=DIR, --check-clean, --help/);
   });
+
+  it('prints its help, which says how large a timeout may be and how to ask for none', () => {
+    const r = cli('--help');
+    assert.equal(r.status, 0);
+    assert.match(r.stdout, /^Usage: npm run notebooks -- \[OPTIONS\]/m);
+    assert.match(r.stdout, /A positive number up to 2147483\.647\s+\(2\^31 - 1 ms/);
+    assert.match(r.stdout, /refused, not read as no limit\. --timeout=none sets no limit\./);
+  });
+});
+
+describe('stopping the runner', { skip: process.platform !== 'linux' && 'reads /proc' }, () => {
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    it(`with ${signal} while a cell spins leaves neither the kernel nor what the notebook started alive`, async () => {
+      const pidFile = path.join(tmp, `pids-${signal}.json`);
+      const runner = spawn(process.execPath, ['--import', 'tsx', CLI, `--out=${path.join(tmp, `spin-${signal}`)}`, fixture('spinning')], {
+        cwd: ROOT,
+        env: { ...process.env, RUNNER_TEST_PID_FILE: pidFile },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      runner.stdout.on('data', (b) => (stdout += b));
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => runner.on('exit', (code, sig) => resolve({ code, signal: sig })));
+      // The first cell writes the pids and the runner logs it done; then the loop cell is running.
+      for (const t0 = Date.now(); !/\[1\/2\] cell 2 /.test(stdout); await sleep(100)) {
+        assert.ok(Date.now() - t0 < 120_000, `the spinning cell never started:\n${stdout}`);
+      }
+      const pids = JSON.parse(fs.readFileSync(pidFile, 'utf8')) as { kernel: number; sleeper: number };
+      await sleep(500);
+      assert.ok(isAlive(pids.kernel) && isAlive(pids.sleeper), 'both run before the signal');
+      runner.kill(signal);
+      const end = await exited;
+      assert.equal(end.code, signal === 'SIGTERM' ? 143 : 130, `exit ${JSON.stringify(end)}`);
+      for (const t0 = Date.now(); (isAlive(pids.kernel) || isAlive(pids.sleeper)) && Date.now() - t0 < 5000; ) await sleep(50);
+      assert.equal(isAlive(pids.kernel), false, `the kernel ${pids.kernel} outlived the runner`);
+      assert.equal(isAlive(pids.sleeper), false, `the process ${pids.sleeper} the notebook started outlived the runner`);
+    });
+  }
 });

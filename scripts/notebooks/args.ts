@@ -1,0 +1,66 @@
+/**
+ * The runner's options: their types, defaults and checks, shared by the command line (cli.ts)
+ * and callers of `runNotebooks`/`runNotebook` (tests, other scripts).
+ */
+import * as path from 'node:path';
+
+/** The runner's options; every field can be set from the command line. */
+export interface RunNotebooksArgs {
+  /** Notebook files or folders of notebooks to run. Default: every `.ipynb` in `notebooks/`. */
+  inputs?: string[];
+  /** Folder that receives the executed copies. Default `build/notebooks`. */
+  outDir?: string;
+  /**
+   * Seconds one cell may run before it is killed and reported: a positive number up to
+   * {@link MAX_TIMEOUT_SECONDS}, or `Infinity` for no limit. Default 300.
+   */
+  cellTimeoutSeconds?: number;
+  /** Fail a notebook whose source has outputs or execution counts. Default false. */
+  checkClean?: boolean;
+  /** Where progress lines go. Default: standard output. */
+  log?: (line: string) => void;
+}
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+export const DEFAULTS = {
+  inputs: [path.join(ROOT, 'notebooks')],
+  outDir: path.join(ROOT, 'build', 'notebooks'),
+  cellTimeoutSeconds: 300,
+  checkClean: false,
+};
+
+/**
+ * The longest finite per-cell timeout: Node's timers hold a signed 32-bit count of milliseconds,
+ * and a longer delay fires at once (with only a warning), so 2^31 − 1 ms, about 24.8 days.
+ * Note: larger values are refused rather than read as "no limit", so that a typo (an extra zero)
+ * is caught; ask for no limit with `--timeout=none` (`Infinity` from code).
+ */
+export const MAX_TIMEOUT_SECONDS = (2 ** 31 - 1) / 1000;
+
+/** A bad option for the runner; the message names the option, what is accepted, and the value. */
+export class RunnerArgumentError extends Error {
+  override name = 'RunnerArgumentError';
+}
+
+/** Builds the error in the project's usual form: "who: what must be X; got Y." */
+export function runnerArgumentError(option: string, accepted: string, got: string): RunnerArgumentError {
+  return new RunnerArgumentError(`runNotebooks: ${option} must be ${accepted}; got ${got}.`);
+}
+
+export const TIMEOUT_ACCEPTED = `a positive number of seconds up to ${MAX_TIMEOUT_SECONDS} (2^31 - 1 ms), or none for no limit`;
+
+/** Checks a per-cell timeout from code; `Infinity` is no limit. */
+export function checkTimeoutSeconds(value: unknown): number {
+  const ok = typeof value === 'number' && value > 0 && (value <= MAX_TIMEOUT_SECONDS || value === Infinity);
+  if (!ok) throw runnerArgumentError('cellTimeoutSeconds', TIMEOUT_ACCEPTED.replace('or none', 'or Infinity'), typeof value === 'string' ? JSON.stringify(value) : String(value));
+  return value;
+}
+
+/** Reads `--timeout=VALUE`: seconds, or `none`. */
+export function parseTimeout(value: string | undefined): number {
+  if (value === 'none') return Infinity;
+  const n = value === undefined || value.trim() === '' ? NaN : Number(value);
+  if (!(n > 0 && n <= MAX_TIMEOUT_SECONDS)) throw runnerArgumentError('--timeout', TIMEOUT_ACCEPTED, JSON.stringify(value ?? ''));
+  return n;
+}
