@@ -22,11 +22,7 @@ from nbclient.client import NotebookClient
 from nbclient.util import ensure_async
 
 # The shared settings (the failed-cell report) of the tslab run.
-_here = os.path.dirname(os.path.abspath(__file__))
-for _name in ("nbconvert_config.py", "nbconvertConfig.py"):
-    if os.path.exists(os.path.join(_here, _name)):
-        load_subconfig(os.path.join(_here, _name))  # noqa: F821 (provided by traitlets)
-        break
+load_subconfig(os.path.join(os.path.dirname(os.path.abspath(__file__)), "nbconvert_config.py"))  # noqa: F821 (traitlets)
 
 _OUTPUT_TYPES = {"stream", "display_data", "execute_result", "error", "clear_output", "update_display_data"}
 _poll_until_idle = NotebookClient._async_poll_output_msg

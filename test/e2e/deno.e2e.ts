@@ -45,17 +45,12 @@ function installKernel(kernel: 'tslab' | 'deno'): Promise<{ status: number | nul
   });
 }
 
-/** The nbconvert configuration of each kernel: the shared one for tslab, the barrier for Deno. */
-function tslabConfig(): string {
-  const names = ['nbconvert_config.py', 'nbconvertConfig.py'].map((n) => path.join(ROOT, 'scripts', n));
-  return names.find((f) => fs.existsSync(f)) ?? names[0];
-}
-
 /** Runs nbconvert on one notebook; on failure, `error` is what the failing cell printed. */
 async function nbconvert(kernel: 'tslab' | 'deno', notebook: string): Promise<{ status: number | null; nb?: NotebookJson; error: string }> {
   const relative = path.relative(ROOT, notebook).startsWith('..') ? path.basename(notebook) : path.relative(ROOT, notebook);
   const outDir = path.join(tmp, 'out', kernel, path.dirname(relative));
-  const config = kernel === 'deno' ? path.join(ROOT, 'scripts', 'nbconvert_deno.py') : tslabConfig();
+  // tslab's run is test:jupyter's; Deno's adds the barrier against late output.
+  const config = path.join(ROOT, 'scripts', kernel === 'deno' ? 'nbconvert_deno.py' : 'nbconvert_config.py');
   const r = await run(PYTHON, [
     '-m',
     'nbconvert',
