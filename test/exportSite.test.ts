@@ -46,7 +46,7 @@ before(() => {
     JSON.stringify(
       notebook([
         md(`# First notebook\nWhere the **subtitle** is.\n\n## Math\nInline $\\frac{1}{N}\\sum g_i$ and ${SCRIPT} in markdown.`),
-        code('const accumulationSteps: number = 4;', [{ output_type: 'stream', name: 'stdout', text: `printed ${SCRIPT}\n` }], 1),
+        code('const accumulationSteps: number = 4;', [{ output_type: 'stream', name: 'stdout', text: `printed ${SCRIPT}\n` }], 2),
         code('display()', [
           { output_type: 'display_data', data: { 'text/html': '<b id="kept">kept</b>', 'text/plain': 'kept' }, metadata: {} },
           { output_type: 'display_data', data: { 'image/png': PNG_1x1 }, metadata: {} },
@@ -99,16 +99,17 @@ describe('exportSite', () => {
   });
 
   it('links each page to the previous and next one', () => {
-    assert.match(first, /<span class="disabled">← previous<\/span><a href="index.html">Contents<\/a><a rel="next" href="02-second.html">Second notebook →<\/a>/);
-    assert.match(second, /<a rel="prev" href="01-first.html">← First notebook<\/a><a href="index.html">Contents<\/a><span class="disabled">next →<\/span>/);
+    assert.match(first, /<nav class="pager" aria-label="Chapters"><a href="index.html">Contents<\/a><a rel="next" href="02-second.html">Second notebook →<\/a><\/nav>/);
+    assert.match(second, /<nav class="pager" aria-label="Chapters"><a rel="prev" href="01-first.html">← First notebook<\/a><a href="index.html">Contents<\/a><\/nav>/);
     assert.match(second, /class="status-banner">This notebook did not run to the end: <a href="#cell-3">cell 3<\/a> failed/);
   });
 
   it('shows <script> from markdown, text outputs and errors as text, never as an element', () => {
     const scripts = (html: string) => [...html.matchAll(/<script\b[^>]*>/g)].map((m) => m[0]);
-    // The only script elements: the figure's JSON data (not executable) and the site's own files.
-    assert.deepEqual(scripts(first), ['<script type="application/json" class="plotly-data">', '<script src="assets/plotly.js">', '<script src="assets/site.js">']);
-    assert.deepEqual(scripts(second), []);
+    // The only script elements: the theme boot, the figure's JSON data (not executable) and the
+    // site's own script, which loads plotly.js when a chart comes into view.
+    assert.deepEqual(scripts(first), ['<script>', '<script type="application/json" class="plotly-data">', '<script src="assets/site.js" defer>']);
+    assert.deepEqual(scripts(second), ['<script>', '<script src="assets/site.js" defer>']);
     assert.match(first, /Inline <span class="katex">.*and &lt;script&gt;window.__ran = true;&lt;\/script&gt; in markdown\./s);
     assert.match(first, /<pre class="output stream stdout">printed &lt;script&gt;window.__ran = true;&lt;\/script&gt;\n<\/pre>/);
     assert.match(second, /<pre class="output error">Error: &lt;script&gt;window.__ran = true;&lt;\/script&gt;\n    at evalmachine/);
@@ -116,8 +117,8 @@ describe('exportSite', () => {
 
   it('keeps HTML outputs, inlines images (SVG as an image, so it cannot run scripts)', () => {
     assert.match(first, /<div class="output html"><b id="kept">kept<\/b><\/div>/);
-    assert.ok(first.includes(`<img alt="" src="data:image/png;base64,${PNG_1x1}">`));
-    assert.match(first, /<img alt="" src="data:image\/svg\+xml;base64,[A-Za-z0-9+/=]+">/);
+    assert.ok(first.includes(`<img alt="Output 2 of cell 3" src="data:image/png;base64,${PNG_1x1}">`));
+    assert.match(first, /<img alt="Output 3 of cell 3" src="data:image\/svg\+xml;base64,[A-Za-z0-9+/=]+">/);
   });
 
   it('embeds the Plotly figure as JSON that no trace name can break out of', () => {
@@ -129,7 +130,7 @@ describe('exportSite', () => {
   it('renders LaTeX at build time, highlights TypeScript and shows prompts with cell times', () => {
     assert.match(first, /<span class="katex"><span class="katex-mathml"><math/);
     assert.match(first, /<span class="hljs-keyword">const<\/span> <span class="hljs-attr">accumulationSteps<\/span>: <span class="hljs-built_in">number<\/span>/);
-    assert.match(first, /<span class="meta">\[1\] 1\.5 s<\/span>/);
+    assert.match(first, /<span class="meta">\[2\] 1\.5 s<\/span>/);
   });
 
   it('is self-contained: every stylesheet, script and font it references is in the site', () => {
@@ -143,7 +144,9 @@ describe('exportSite', () => {
     }
     const css = fs.readFileSync(path.join(site, 'assets', 'katex', 'katex.min.css'), 'utf8');
     for (const [, font] of css.matchAll(/url\((fonts\/[^)]+)\)/g)) assert.ok(fs.existsSync(path.join(site, 'assets', 'katex', font)), font);
-    assert.equal(fs.statSync(path.join(site, 'assets', 'plotly.js')).size, fs.statSync(require.resolve('plotly.js-dist')).size);
+    // site.js loads the minified basic bundle on demand.
+    assert.match(fs.readFileSync(path.join(site, 'assets', 'site.js'), 'utf8'), /script\.src = 'assets\/plotly\.min\.js'/);
+    assert.equal(fs.statSync(path.join(site, 'assets', 'plotly.min.js')).size, fs.statSync(require.resolve('plotly.js-basic-dist-min')).size);
   });
 
   it('refuses broken math, naming the notebook and the cell', () => {
@@ -163,5 +166,71 @@ describe('exportSite', () => {
     fs.writeFileSync(path.join(foreign, 'keep.txt'), 'mine');
     assert.throws(() => exportSite({ inDir: path.join(tmp, 'executed'), outDir: foreign }), /holds other files/);
     assert.equal(fs.readFileSync(path.join(foreign, 'keep.txt'), 'utf8'), 'mine');
+  });
+});
+
+/** Markup a hostile notebook tries to inject; found in a page only if something was not escaped. */
+export const HOSTILE = {
+  name: '09-"><img src=x onerror="window.__pwned=1">',
+  markup: '<img src=x onerror="window.__pwned=2">',
+};
+const INJECTED = /<img src=x|<script>window\.__pwned|onerror="window/;
+
+/** Executed notebooks whose file name, runner metadata and timing fields all carry markup. */
+export function writeHostileNotebooks(dir: string): void {
+  fs.mkdirSync(dir, { recursive: true });
+  const m = HOSTILE.markup;
+  const nb = {
+    nbformat: 4,
+    nbformat_minor: 5,
+    metadata: {
+      kernelspec: { name: 'tslab', display_name: 'TypeScript', language: 'typescript' },
+      'tfjs-accumulate': {
+        runner: { status: 'failed', executedCells: m, codeCells: m, totalMs: m, startupMs: m, executedAt: m, cells: [], error: { cell: `1"><script>window.__pwned=3</script>`, kind: m, text: m } },
+      },
+    },
+    cells: [
+      md(`# Hostile ${m.replace(/</g, '\\<')}\nA subtitle.\n\n## Section`),
+      { cell_type: 'code', metadata: { execution: { 'iopub.execute_input': m, 'shell.execute_reply': m } }, source: `const x = "${m}";`, outputs: [{ output_type: 'stream', name: m, text: m }], execution_count: m },
+    ],
+  };
+  fs.writeFileSync(path.join(dir, `${HOSTILE.name}.ipynb`), JSON.stringify(nb));
+  fs.writeFileSync(path.join(dir, '10-plain.ipynb'), JSON.stringify(notebook([md('# Plain\nA page after the hostile one.')])));
+}
+
+describe('exportSite with hostile notebook names and metadata', () => {
+  let dir: string;
+  let pages: string[];
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'exportSite-hostile-'));
+    writeHostileNotebooks(path.join(dir, 'executed'));
+    exportSite({ inDir: path.join(dir, 'executed'), outDir: path.join(dir, 'site') });
+    const site = path.join(dir, 'site');
+    pages = fs.readdirSync(site).filter((f) => f.endsWith('.html')).map((f) => fs.readFileSync(path.join(site, f), 'utf8'));
+    pages.push(fs.readFileSync(path.join(site, 'assets', 'search-index.js'), 'utf8'));
+  });
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('the check finds markup that was not escaped (negative case)', () => {
+    assert.match(`<a href="${HOSTILE.name}.html">x</a>`, INJECTED);
+    assert.match(`<p>${HOSTILE.markup}</p>`, INJECTED);
+  });
+
+  it('writes every page, and no page holds the injected markup as markup', () => {
+    assert.equal(pages.length, 5, 'index, search, two chapters, the search index');
+    for (const page of pages) assert.doesNotMatch(page, INJECTED);
+  });
+
+  it('links the hostile page by its percent-encoded name and shows the name as text', () => {
+    const index = pages.find((p) => p.includes('<h2 id="contents">'))!;
+    assert.ok(index.includes(`href="${encodeURIComponent(`${HOSTILE.name}.html`)}"`));
+    assert.ok(index.includes('Hostile &lt;img src=x onerror=&quot;window.__pwned=2&quot;&gt;'));
+  });
+
+  it('treats runner fields of the wrong type as absent instead of printing them', () => {
+    const page = pages.find((p) => p.includes('<title>Hostile'))!;
+    assert.match(page, /Executed by <code>npm run notebooks<\/code>\./);
+    assert.match(page, /did not run to the end: a cell failed \(&lt;img src=x onerror=&quot;window.__pwned=2&quot;&gt;\)/);
+    assert.match(page, /<span class="meta">\[ \]<\/span>/);
   });
 });

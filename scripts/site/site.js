@@ -1,18 +1,138 @@
-// Draws every Plotly figure of a page from the JSON the exporter embedded next to it. Loaded
-// after assets/plotly.js; no network access is needed.
+// The site's behaviour: the remembered theme toggle, copy buttons, scroll cues, and charts drawn
+// with plotly.js when they scroll into view. Pages read and work without it.
 (function () {
   'use strict';
-  var figures = document.querySelectorAll('.plotly-figure');
-  for (var i = 0; i < figures.length; i++) {
-    var figure = figures[i];
-    var target = figure.querySelector('.plotly-target');
-    var data = figure.querySelector('script.plotly-data');
-    if (!window.Plotly) {
-      target.textContent = 'plotly.js did not load, so this chart cannot be drawn.';
-      console.error('tfjs-accumulate site: window.Plotly is missing; is assets/plotly.js present?');
-      return;
-    }
-    var fig = JSON.parse(data.textContent);
-    window.Plotly.newPlot(target, fig.data, fig.layout, { displaylogo: false, responsive: true });
+  var THEME_KEY = 'tfjs-accumulate-theme';
+  var root = document.documentElement;
+
+  // Theme: follows prefers-color-scheme until the reader picks one; the pick is remembered.
+  var toggle = document.querySelector('.theme-toggle');
+  var media = window.matchMedia ? window.matchMedia('(prefers-color-scheme: dark)') : null;
+  function isDark() {
+    var chosen = root.getAttribute('data-theme');
+    return chosen ? chosen === 'dark' : !!(media && media.matches);
   }
+  function showTheme() {
+    if (toggle) toggle.setAttribute('aria-pressed', String(isDark()));
+  }
+  if (toggle) {
+    toggle.hidden = false;
+    toggle.addEventListener('click', function () {
+      var next = isDark() ? 'light' : 'dark';
+      root.setAttribute('data-theme', next);
+      try {
+        localStorage.setItem(THEME_KEY, next);
+      } catch (e) {
+        // Storage may be off (private mode); the choice then lasts for this page only.
+      }
+      showTheme();
+    });
+    if (media && media.addEventListener) media.addEventListener('change', showTheme);
+    showTheme();
+  }
+
+  // Copy buttons on code cells.
+  function copyText(text) {
+    if (navigator.clipboard && window.isSecureContext) return navigator.clipboard.writeText(text);
+    var area = document.createElement('textarea');
+    area.value = text;
+    area.setAttribute('readonly', '');
+    area.style.position = 'fixed';
+    area.style.opacity = '0';
+    document.body.appendChild(area);
+    area.select();
+    var ok = document.execCommand('copy');
+    document.body.removeChild(area);
+    return ok ? Promise.resolve() : Promise.reject(new Error('copy refused'));
+  }
+  var cells = document.querySelectorAll('.code-cell');
+  for (var i = 0; i < cells.length; i++) {
+    (function (cell) {
+      var head = cell.querySelector('.source-head');
+      var code = cell.querySelector('pre code');
+      if (!head || !code) return;
+      var button = document.createElement('button');
+      button.type = 'button';
+      button.className = 'copy-button';
+      button.textContent = 'Copy';
+      button.setAttribute('aria-label', 'Copy the code of ' + cell.id.replace('-', ' '));
+      button.addEventListener('click', function () {
+        copyText(code.textContent).then(
+          function () { button.textContent = 'Copied'; },
+          function () { button.textContent = 'Copy failed'; }
+        );
+        setTimeout(function () { button.textContent = 'Copy'; }, 2000);
+      });
+      head.appendChild(button);
+    })(cells[i]);
+  }
+
+  // A visible cue under each box whose content is larger than the box.
+  var boxes = document.querySelectorAll('.scroll-box');
+  for (var b = 0; b < boxes.length; b++) {
+    var box = boxes[b];
+    var wide = box.scrollWidth > box.clientWidth + 1;
+    var tall = box.scrollHeight > box.clientHeight + 1;
+    if (!wide && !tall) continue;
+    var cue = document.createElement('span');
+    cue.className = 'scroll-cue';
+    cue.setAttribute('aria-hidden', 'true');
+    cue.textContent = wide && tall ? 'scrolls both ways ↔ ↕' : wide ? 'scroll sideways for more →' : 'scroll down for more ↓';
+    box.parentNode.insertBefore(cue, box.nextSibling);
+  }
+
+  // Charts: plotly.js (about 1 MB) is loaded only when a chart comes near the viewport.
+  var figures = document.querySelectorAll('.plotly-figure');
+  if (figures.length === 0) return;
+  var loading = null;
+  function loadPlotly() {
+    if (window.Plotly) return Promise.resolve(window.Plotly);
+    if (loading) return loading;
+    loading = new Promise(function (resolve, reject) {
+      var script = document.createElement('script');
+      script.src = 'assets/plotly.min.js';
+      script.async = true;
+      script.onload = function () { resolve(window.Plotly); };
+      script.onerror = function () { reject(new Error('assets/plotly.min.js did not load')); };
+      document.head.appendChild(script);
+    });
+    return loading;
+  }
+  function draw(figure) {
+    if (figure.getAttribute('data-state')) return;
+    figure.setAttribute('data-state', 'loading');
+    loadPlotly().then(
+      function (Plotly) {
+        var fig = JSON.parse(figure.querySelector('script.plotly-data').textContent);
+        var target = figure.querySelector('.plotly-target');
+        return Plotly.newPlot(target, fig.data, fig.layout, { displaylogo: false, displayModeBar: false, responsive: true }).then(function () {
+          figure.classList.add('drawn');
+          figure.setAttribute('data-state', 'drawn');
+        });
+      },
+      function (error) {
+        // The static chart stays; say why in the console for whoever serves the site.
+        figure.setAttribute('data-state', 'failed');
+        console.error('tfjs-accumulate site: ' + error.message + '; the static chart is shown instead.');
+      }
+    );
+  }
+  if ('IntersectionObserver' in window) {
+    var observer = new IntersectionObserver(function (entries) {
+      for (var e = 0; e < entries.length; e++) {
+        if (entries[e].isIntersecting) {
+          observer.unobserve(entries[e].target);
+          draw(entries[e].target);
+        }
+      }
+    }, { rootMargin: '200px 0px' });
+    for (var f = 0; f < figures.length; f++) observer.observe(figures[f]);
+  } else {
+    for (var g = 0; g < figures.length; g++) draw(figures[g]);
+  }
+  // A printed page shows every chart as its static SVG with its text.
+  window.addEventListener('beforeprint', function () {
+    var details = document.querySelectorAll('.chart-text');
+    for (var d = 0; d < details.length; d++) details[d].open = true;
+  });
 })();

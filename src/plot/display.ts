@@ -1,0 +1,65 @@
+/**
+ * Showing a figure: one Jupyter display bundle with three representations of the same chart,
+ * so that every front end (JupyterLab, classic Notebook, VS Code, the exported site, a terminal)
+ * picks the richest one it can draw.
+ */
+
+import { checkFigure, type PlotlyFigure } from './figures';
+import { requireKernelWriter } from './kernel';
+import { figureSvg } from './svg';
+import { figureText } from './text';
+
+/** MIME type of a Plotly figure in a display bundle, drawn by JupyterLab's Plotly renderer, VS Code and the site. */
+export const PLOTLY_MIME = 'application/vnd.plotly.v1+json';
+
+/** One Jupyter output with several representations; each front end picks the richest it can draw. */
+export interface DisplayBundle {
+  data: {
+    /** The figure itself (`{ data, layout }`), for a Plotly renderer. */
+    'application/vnd.plotly.v1+json': PlotlyFigure;
+    /** A static SVG of the chart, upgraded to the interactive chart where `window.Plotly` exists. */
+    'text/html': string;
+    /** A few lines describing each trace, for terminals and logs. */
+    'text/plain': string;
+  };
+  metadata: Record<string, unknown>;
+}
+
+let figureCounter = 0;
+
+/**
+ * Turns a figure into one display bundle: the Plotly JSON, an HTML representation that draws the
+ * chart without any network access, and plain text.
+ */
+export function figureBundle(fig: PlotlyFigure): DisplayBundle {
+  checkFigure('figureBundle', fig);
+  // Unique on a page that shows outputs of several kernel sessions.
+  const id = `tfjs-accumulate-figure-${(figureCounter++).toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
+  // `<` is escaped so that no string in the figure can close the script element.
+  const json = JSON.stringify(fig).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  const html =
+    `<div class="tfjs-accumulate-figure" id="${id}">${figureSvg(fig)}</div>\n` +
+    '<script type="text/javascript">\n' +
+    '(function () {\n' +
+    `  var el = document.getElementById(${JSON.stringify(id)});\n` +
+    '  // Without plotly.js on the page (no Plotly renderer, no network) the static SVG stays.\n' +
+    '  if (!el || !window.Plotly) return;\n' +
+    `  var fig = ${json};\n` +
+    "  el.innerHTML = '';\n" +
+    '  window.Plotly.newPlot(el, fig.data, fig.layout, { displaylogo: false, responsive: true });\n' +
+    '})();\n' +
+    '</script>';
+  return { data: { [PLOTLY_MIME]: fig, 'text/html': html, 'text/plain': figureText(fig) }, metadata: {} };
+}
+
+/**
+ * Shows a figure as the output of the current notebook cell, as one multi-MIME display bundle
+ * (see {@link figureBundle}). Works in a cell run by the tslab kernel (JupyterLab, classic
+ * Notebook, `jupyter nbconvert --execute`) and by `npm run notebooks`; throws anywhere else.
+ */
+export function showFigure(fig: PlotlyFigure): void {
+  checkFigure('showFigure', fig);
+  const write = requireKernelWriter('showFigure', 'figureBundle(fig) to get the display bundle, or JSON.stringify(fig)');
+  const bundle = figureBundle(fig);
+  write({ data: bundle.data, metadata: bundle.metadata, transient: {} });
+}

@@ -1,0 +1,43 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { type PlotlyFigure, barChart, lineChart } from '../../src/plot/figures';
+import { figureSvg } from '../../src/plot/svg';
+
+function figure(name = 'accumulationSteps = 4'): PlotlyFigure {
+  return lineChart({
+    title: 'Loss per update',
+    xTitle: 'updateStep',
+    yTitle: 'loss',
+    series: [
+      { name: 'accumulationSteps = 1', x: [1, 2, 3], y: [1, 0.5, 0.25] },
+      { name, x: [1, 2, 3], y: [1, 0.7, 0.4], dashed: true, errorY: [0.1, 0.1, 0.05] },
+    ],
+  });
+}
+
+describe('lineChart', () => {
+  it('spells out its style, because plotly.js ignores a template given by name', () => {
+    const fig = figure();
+    assert.equal(fig.layout.template, undefined);
+    assert.equal(fig.layout.plot_bgcolor, '#ffffff');
+  });
+});
+
+describe('barChart', () => {
+  it('groups one bar per series in each category, and draws them without plotly.js', () => {
+    const fig = barChart({ title: 'Peak memory', xTitle: 'model', yTitle: 'ratio', series: [{ name: 'measured', x: ['CNN', 'MLP'], y: [0.25, 0.95] }, { name: 'expected', x: ['CNN', 'MLP'], y: [0.25, 1.12] }] });
+    assert.deepEqual(fig.data.map((t) => [t.type, t.name, t.x, t.y]), [['bar', 'measured', ['CNN', 'MLP'], [0.25, 0.95]], ['bar', 'expected', ['CNN', 'MLP'], [0.25, 1.12]]]);
+    assert.equal(fig.layout.barmode, 'group');
+    const bars = (figureSvg(fig).match(/<rect [^>]*fill="#[0-9A-F]{6}"/g) ?? []).filter((r) => !r.includes('width="14"')); // not legend swatches
+    assert.equal(bars.length, 4, 'four bars');
+    assert.throws(() => barChart({ title: 't', xTitle: 'x', yTitle: 'y', series: [{ name: 's', x: ['a'], y: [] }] }), /barChart: series "s" must have as many x as y values/);
+  });
+});
+
+describe('baseLayout', () => {
+  it('gives no fixed width, so that Plotly fits the chart to its container (a 320 px phone included)', () => {
+    const fig = lineChart({ title: 't', xTitle: 'x', yTitle: 'y', series: [{ name: 's', x: [1], y: [1] }] });
+    assert.equal(fig.layout.width, undefined);
+    assert.equal(fig.layout.autosize, true);
+  });
+});
