@@ -16,6 +16,7 @@ import { findNotebooks, NOTEBOOKS_DIR, readNotebook, type NotebookJson } from '.
 const ROOT = path.resolve(__dirname, '..', '..');
 const NOTEBOOKS = path.resolve(process.env.NOTEBOOKS_DIR ?? NOTEBOOKS_DIR);
 const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'notebooks');
+const GENERATED = path.join(ROOT, 'build', 'deno-e2e');
 const PYTHON = '/usr/bin/python3';
 /** The MIME type of showFigure's Plotly JSON (docs/notebooks.md). */
 const PLOTLY_MIME = 'application/vnd.plotly.v1+json';
@@ -68,9 +69,14 @@ async function nbconvert(kernel: 'tslab' | 'deno', notebook: string): Promise<{ 
   return { status: r.status, nb: r.status === 0 ? readNotebook(outFile) : undefined, error };
 }
 
-/** A notebook of code cells, written to the temporary folder. */
+/**
+ * A notebook of code cells, written under build/: Deno's kernel starts in the notebook's folder
+ * and finds deno.json, package.json and node_modules from there, so a notebook in /tmp could not
+ * import the library.
+ */
 function notebook(name: string, cells: string[]): string {
-  const file = path.join(tmp, name);
+  const file = path.join(GENERATED, name);
+  fs.mkdirSync(GENERATED, { recursive: true });
   const nb = {
     cells: cells.map((source) => ({ cell_type: 'code', execution_count: null, metadata: {}, outputs: [], source })),
     metadata: { kernelspec: { display_name: 'TypeScript', language: 'typescript', name: 'tslab' } },
@@ -95,7 +101,10 @@ before(async () => {
   };
   assert.equal((await installKernel('tslab')).status, 0);
 });
-after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+after(() => {
+  fs.rmSync(tmp, { recursive: true, force: true });
+  fs.rmSync(GENERATED, { recursive: true, force: true });
+});
 
 describe('the deno kernelspec', () => {
   it('is installed by `kernel:install -- --deno`, idempotently, and runs the deno from node_modules', async () => {
@@ -135,13 +144,21 @@ describe('jupyter nbconvert --execute with the deno kernel', () => {
     );
   });
 
-  it('runs the passing fixture, and showFigure reaches Jupyter as one bundle of three MIME types', async () => {
-    const r = await nbconvert('deno', path.join(FIXTURES, 'passing.ipynb'));
+  it('shows showFigure as one bundle of three MIME types and showTable as HTML and text, each in its own cell', async () => {
+    const r = await nbconvert(
+      'deno',
+      notebook('displays.ipynb', [
+        "import { lineChart, showFigure, showTable } from 'tfjs-accumulate/tutorial';",
+        "await showFigure(lineChart({ title: 'loss', xTitle: 'update', yTitle: 'loss', series: [{ name: 'train', x: [1, 2, 3], y: [3, 2, 1] }] }));",
+        "await showTable([{ rule: 'per-sample', gap: 0 }]);\nconsole.log('after the table');",
+      ]),
+    );
     assert.equal(r.status, 0, r.error);
-    const displays = r.nb!.cells.flatMap((c) => c.outputs ?? []).filter((o) => o.output_type === 'display_data');
-    const chart = displays.find((o) => o.data && PLOTLY_MIME in o.data);
-    assert.ok(chart, 'a Plotly output');
-    assert.deepEqual(Object.keys(chart.data!).sort(), [PLOTLY_MIME, 'text/html', 'text/plain'].sort());
+    const [, chartCell, tableCell] = r.nb!.cells.map((c) => c.outputs ?? []);
+    assert.deepEqual(chartCell.map((o) => o.output_type), ['display_data']);
+    assert.deepEqual(Object.keys(chartCell[0].data!).sort(), [PLOTLY_MIME, 'text/html', 'text/plain'].sort());
+    assert.deepEqual(tableCell.map((o) => o.output_type), ['display_data', 'stream'], 'the table comes before what the cell prints next');
+    assert.deepEqual(Object.keys(tableCell[0].data!).sort(), ['text/html', 'text/plain']);
   });
 
   it('fails on a runtime error and reports the cell with its error text', async () => {
