@@ -23,8 +23,15 @@ export interface RunNotebooksArgs {
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
+/**
+ * The tutorial's notebook folder. An executed copy keeps its path below it, so that a translation
+ * in a subfolder (`notebooks/zh/01-environment.ipynb` → `build/notebooks/zh/…`) never overwrites
+ * the original; running it by default is one more entry in `DEFAULTS.inputs`.
+ */
+export const NOTEBOOKS_ROOT = path.join(ROOT, 'notebooks');
+
 export const DEFAULTS = {
-  inputs: [path.join(ROOT, 'notebooks')],
+  inputs: [NOTEBOOKS_ROOT],
   outDir: path.join(ROOT, 'build', 'notebooks'),
   cellTimeoutSeconds: 300,
   checkClean: false,

@@ -8,7 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { checkTimeoutSeconds, DEFAULTS, type RunNotebooksArgs } from './args';
+import { checkTimeoutSeconds, DEFAULTS, NOTEBOOKS_ROOT, type RunNotebooksArgs } from './args';
 import type { Kernel, KernelDriver } from './kernel';
 import {
   cellSource,
@@ -143,6 +143,16 @@ export function shown(file: string): string {
 }
 
 /**
+ * Where a notebook's executed copy goes: its path below `root` (the tutorial's notebook folder)
+ * kept under `outDir`, or for a notebook outside `root`, its file name directly in `outDir`.
+ */
+export function outPath(file: string, outDir: string, root: string = NOTEBOOKS_ROOT): string {
+  const rel = path.relative(path.resolve(root), path.resolve(file));
+  const inside = rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
+  return path.join(path.resolve(outDir), inside ? rel : path.basename(file));
+}
+
+/**
  * Runs one notebook and writes its executed copy. Problems with the notebook go in the report;
  * only bad arguments throw (a {@link RunnerArgumentError}).
  */
@@ -247,8 +257,8 @@ export async function runNotebook(file: string, args: RunNotebooksArgs = {}): Pr
 
   const { file: _source, outFile: _out, ...record } = report;
   executed.metadata[REPORT_KEY] = { runner: { ...record, executedAt: new Date().toISOString() } };
-  fs.mkdirSync(outDir, { recursive: true });
-  report.outFile = path.join(outDir, path.basename(file));
+  report.outFile = outPath(file, outDir);
+  fs.mkdirSync(path.dirname(report.outFile), { recursive: true });
   fs.writeFileSync(report.outFile, JSON.stringify(executed, null, 1) + '\n');
   return report;
 }
@@ -281,8 +291,10 @@ export async function runNotebooks(args: RunNotebooksArgs = {}): Promise<Noteboo
   if (args.inputs === undefined && fs.existsSync(outDir)) {
     // A run of every notebook owns the folder: executed copies of notebooks that were renamed or
     // removed would otherwise end up in the site.
-    const current = new Set(files.map((f) => path.basename(f)));
-    for (const f of fs.readdirSync(outDir)) if (f.endsWith('.ipynb') && !current.has(f)) fs.rmSync(path.join(outDir, f));
+    const current = new Set(files.map((f) => outPath(f, outDir)));
+    for (const f of fs.readdirSync(outDir, { recursive: true }) as string[]) {
+      if (f.endsWith('.ipynb') && !current.has(path.join(outDir, f))) fs.rmSync(path.join(outDir, f));
+    }
   }
   const reports: NotebookReport[] = [];
   for (const [i, file] of files.entries()) {

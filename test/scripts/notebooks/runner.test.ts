@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { PLOTLY_MIME } from '../../../src/plot';
 import { MAX_TIMEOUT_SECONDS } from '../../../scripts/notebooks/args';
 import { loadNotebook, REPORT_KEY, type Notebook, type NotebookReport } from '../../../scripts/notebooks/nbformat';
-import { cleanErrorText, collectNotebooks, runNotebook, runNotebooks } from '../../../scripts/notebooks/runner';
+import { cleanErrorText, collectNotebooks, outPath, runNotebook, runNotebooks } from '../../../scripts/notebooks/runner';
 
 // These tests start real tslab kernels (one process per notebook) on the fixture notebooks; the
 // passing one imports the built library by package name: `npm run build` must have run
@@ -125,11 +125,19 @@ describe('runNotebook with the longest timeouts', () => {
   });
 });
 
-describe('collectNotebooks and cleanErrorText', () => {
+describe('collectNotebooks, outPath and cleanErrorText', () => {
   it('expands a folder to its notebooks in name order and keeps files as given', () => {
     const files = collectNotebooks([FIXTURES, 'missing.ipynb']);
     assert.deepEqual(files.slice(0, 2).map((f) => path.basename(f)), ['passing.ipynb', 'runtime-error.ipynb']);
     assert.equal(files[files.length - 1], 'missing.ipynb');
+  });
+
+  it('keeps a notebook\'s path below the notebook folder, so that a translation does not overwrite its original', () => {
+    const root = path.join(tmp, 'book');
+    assert.equal(outPath(path.join(root, '01-a.ipynb'), 'out', root), path.resolve('out', '01-a.ipynb'));
+    assert.equal(outPath(path.join(root, 'zh', '01-a.ipynb'), 'out', root), path.resolve('out', 'zh', '01-a.ipynb'));
+    assert.equal(outPath(path.join(tmp, 'elsewhere', '01-a.ipynb'), 'out', root), path.resolve('out', '01-a.ipynb'));
+    assert.equal(outPath(path.join(ROOT, 'notebooks', '03-accumulation.ipynb'), 'build/notebooks'), path.resolve('build/notebooks/03-accumulation.ipynb'));
   });
 
   it("drops the harness's stack frames and keeps the notebook's", () => {
