@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
 import { cellOutputs, findLosses } from '../../scripts/deno/compareOutputs';
 import { findNotebooks, NOTEBOOKS_DIR, readNotebook, type NotebookJson } from '../../scripts/deno/notebooks';
@@ -176,12 +177,20 @@ describe('jupyter nbconvert --execute with the deno kernel', () => {
   }
   for (const file of notebooks) {
     const name = path.relative(ROOT, file);
-    it(`executes ${name} under Deno, and no cell shows less than under tslab`, async () => {
+    it(`executes ${name} under Deno, and no cell shows less than under tslab`, async (t) => {
+      let start = performance.now();
       const deno = await nbconvert('deno', file);
+      const denoSeconds = (performance.now() - start) / 1000;
       if (deno.status !== 0) assert.fail(`${name} under Deno: ${deno.error}`);
+      start = performance.now();
       const tslab = await nbconvert('tslab', file);
+      t.diagnostic(`nbconvert: Deno ${denoSeconds.toFixed(1)} s, tslab ${((performance.now() - start) / 1000).toFixed(1)} s`);
       if (tslab.status !== 0) assert.fail(`${name} under tslab: ${tslab.error}`);
       assert.deepEqual(findLosses(tslab.nb!, deno.nb!), [], `${name}: cells that showed less under Deno than under tslab`);
+      // describeEnvironment, wherever a notebook prints it, names Deno and its own version.
+      for (const line of cellOutputs(deno.nb!).flatMap((c) => c.stdout).filter((l) => l.startsWith('runtime: '))) {
+        assert.match(line, /^runtime: Deno \d+\.\d+\.\d+ \(Node compatibility [\d.]+\) on /);
+      }
     });
   }
 });
