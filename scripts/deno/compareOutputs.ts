@@ -71,3 +71,20 @@ export function findLosses(reference: NotebookJson, candidate: NotebookJson): st
   });
   return losses;
 }
+
+/**
+ * The printed lines that differ between the two runs, cell by cell, where both printed the same
+ * number of lines: the formatting differences docs/deno.md lists, for the test to report.
+ */
+export function formattingDifferences(reference: NotebookJson, candidate: NotebookJson): string[] {
+  const ref = cellOutputs(reference);
+  const got = cellOutputs(candidate);
+  if (ref.length !== got.length) return [];
+  return ref.flatMap((r, i) =>
+    (['stdout', 'stderr'] as const).flatMap((stream) =>
+      r[stream].length !== got[i][stream].length
+        ? []
+        : r[stream].flatMap((line, j) => (line === got[i][stream][j] ? [] : [`cell ${r.cell} ${stream}: tslab ${JSON.stringify(line)} | Deno ${JSON.stringify(got[i][stream][j])}`])),
+    ),
+  );
+}

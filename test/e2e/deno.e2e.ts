@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
-import { cellOutputs, findLosses } from '../../scripts/deno/compareOutputs';
+import { cellOutputs, findLosses, formattingDifferences } from '../../scripts/deno/compareOutputs';
 import { findNotebooks, NOTEBOOKS_DIR, readNotebook, type NotebookJson } from '../../scripts/deno/notebooks';
 
 // Executes every notebook under notebooks/ (any depth: the English chapters and notebooks/zh/)
@@ -145,13 +145,14 @@ describe('jupyter nbconvert --execute with the deno kernel', () => {
     );
   });
 
-  it('shows showFigure as one bundle of three MIME types and showTable as HTML and text, each in its own cell', async () => {
+  it('shows showFigure as one bundle of three MIME types and showTable as HTML and text, each in its own cell, and describeEnvironment names Deno', async () => {
     const r = await nbconvert(
       'deno',
       notebook('displays.ipynb', [
         "import { lineChart, showFigure, showTable } from 'tfjs-accumulate/tutorial';",
         "await showFigure(lineChart({ title: 'loss', xTitle: 'update', yTitle: 'loss', series: [{ name: 'train', x: [1, 2, 3], y: [3, 2, 1] }] }));",
         "await showTable([{ rule: 'per-sample', gap: 0 }]);\nconsole.log('after the table');",
+        "import { describeEnvironment, selectBackend } from 'tfjs-accumulate/backend';\nconsole.log(describeEnvironment(await selectBackend('cpu', { onNotice: () => {} })));",
       ]),
     );
     assert.equal(r.status, 0, r.error);
@@ -160,6 +161,9 @@ describe('jupyter nbconvert --execute with the deno kernel', () => {
     assert.deepEqual(Object.keys(chartCell[0].data!).sort(), [PLOTLY_MIME, 'text/html', 'text/plain'].sort());
     assert.deepEqual(tableCell.map((o) => o.output_type), ['display_data', 'stream'], 'the table comes before what the cell prints next');
     assert.deepEqual(Object.keys(tableCell[0].data!).sort(), ['text/html', 'text/plain']);
+    // describeEnvironment names Deno and its own version, not the Node version Deno emulates.
+    const runtime = cellOutputs(r.nb!)[3].stdout.find((l) => l.startsWith('runtime: '));
+    assert.match(runtime ?? '', /^runtime: Deno \d+\.\d+\.\d+ \(Node compatibility [\d.]+\) on /);
   });
 
   it('fails on a runtime error and reports the cell with its error text', async () => {
@@ -187,6 +191,8 @@ describe('jupyter nbconvert --execute with the deno kernel', () => {
       t.diagnostic(`nbconvert: Deno ${denoSeconds.toFixed(1)} s, tslab ${((performance.now() - start) / 1000).toFixed(1)} s`);
       if (tslab.status !== 0) assert.fail(`${name} under tslab: ${tslab.error}`);
       assert.deepEqual(findLosses(tslab.nb!, deno.nb!), [], `${name}: cells that showed less under Deno than under tslab`);
+      // Not a failure: what docs/deno.md's table of formatting differences is made of.
+      for (const difference of formattingDifferences(tslab.nb!, deno.nb!)) t.diagnostic(difference);
       // describeEnvironment, wherever a notebook prints it, names Deno and its own version.
       for (const line of cellOutputs(deno.nb!).flatMap((c) => c.stdout).filter((l) => l.startsWith('runtime: '))) {
         assert.match(line, /^runtime: Deno \d+\.\d+\.\d+ \(Node compatibility [\d.]+\) on /);

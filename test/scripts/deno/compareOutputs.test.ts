@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { cellOutputs, findLosses } from '../../../scripts/deno/compareOutputs';
+import { cellOutputs, findLosses, formattingDifferences } from '../../../scripts/deno/compareOutputs';
 import type { NotebookJson, OutputJson } from '../../../scripts/deno/notebooks';
 
 const stdout = (text: string | string[]): OutputJson => ({ output_type: 'stream', name: 'stdout', text });
@@ -63,5 +63,19 @@ describe('findLosses', () => {
     ]);
     assert.deepEqual(findLosses(reference, candidate), ['cell 4 ("await showFigure(fig);"): 0 displays under Deno, 1 under tslab']);
     assert.match(findLosses(reference, notebook([]))[0], /different code cells/);
+  });
+});
+
+describe('formattingDifferences', () => {
+  it('lists the lines that differ in cells that printed as many lines under both kernels', () => {
+    const tslab = notebook([
+      { source: 'a', outputs: [stdout("{ loss: 'mse' }\nsame\n")] },
+      { source: 'b', outputs: [stdout('one\n')] },
+    ]);
+    const deno = notebook([
+      { source: 'a', outputs: [stdout('{ loss: "mse" }\nsame\n')] },
+      { source: 'b', outputs: [stdout('one\ntwo\n')] },
+    ]);
+    assert.deepEqual(formattingDifferences(tslab, deno), [`cell 2 stdout: tslab "{ loss: 'mse' }" | Deno "{ loss: \\"mse\\" }"`]);
   });
 });
