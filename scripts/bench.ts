@@ -1,35 +1,36 @@
 /**
- * Training speed of tfjs backends, with and without this project's kernels, next to PyTorch.
+ * Training speed of tfjs with this project's kernels next to PyTorch, at equal threads.
  *
- *     npm run bench             # default run, a few minutes on a 2-core machine
+ *     npm run bench             # installs the PyTorch peer if missing, then a few minutes
  *     npm run bench -- --quick  # smoke run: short timings, SimpleNet and the MLP only
  *
- * For each backend (wasm and cpu with the project's kernels, then tfjs's stock wasm and cpu,
- * then tfjs-node when it loads) and each model (the article's SimpleNet, the MLP
- * 784-256-256-10, the CNN conv16+BN+pool, conv32+BN+pool, dense10 of src/models.ts) it
- * measures:
- * - ms per SGD step (forward, backward, update; process CPU time, see `time`) and the GFLOP/s
- *   that makes, counting a training
- *   step as 3x the forward pass's multiply-adds x 2 (forward, input gradient, weight gradient);
- * - the time of a 4 x 16 accumulation window (GradientAccumulator) over one 1 x 64 step;
- * - the share of a window spent on accumulation bookkeeping (adding into the accumulators,
- *   the finiteness check, averaging): `addGradients` on precomputed gradients for a
- *   whole window, minus the `applyGradients` a plain step also pays, over the window's time;
- * - the peak memory of the window and of the 1 x 64 step (`tf.profile().peakBytes` above what
- *   was allocated before), next to the theoretical ratio (see `theoryNote` below).
- * PyTorch (Debian's python3-torch, one thread) runs the same steps in the same run through
- * scripts/bench_torch.py. Output: markdown tables on stdout, JSON in build/bench/bench.json.
+ * What it measures (docs/benchmark.md explains each choice):
+ * 1. Head to head, on wasm + kernels: each row (a plain SGD step, or an accumulation window)
+ *    timed in rounds that alternate ours with PyTorch pinned to one thread and PyTorch at every
+ *    core, so both see the same load. Wall-clock median, min and max per call; the threads that
+ *    were busy on each side during the timing, read from /proc (the pinning, verified).
+ * 2. A roofline: useful GFLOP/s of each row (scripts/benchFlops.ts counts them), against the
+ *    peak of a wasm SIMD multiply-add loop on this machine and PyTorch's GEMM peak.
+ * 3. The other backends (cpu + kernels, stock wasm and cpu, tfjs-node when it loads): step times.
+ * 4. Accumulation's own cost and memory on the fast backends (measureAccumulation, src/measure.ts).
+ * Output: markdown on stdout, JSON in build/bench/bench.json.
+ *
+ * To add a row (e.g. a multi-core trainer), append a {@link BenchRow} to `rows()`: its `allCores`
+ * contender is timed beside PyTorch at every core.
  */
 import * as tf from '@tensorflow/tfjs';
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
-import { BackendPreference, describeEnvironment, selectBackend } from 'tfjs-accumulate/backend';
-import { Timing, cnn, measureAccumulation, mlp, simpleNet, timeCall } from 'tfjs-accumulate/tutorial';
+import { GradientAccumulator } from 'tfjs-accumulate';
+import { BackendPreference, describeEnvironment, measureSimdPeak, selectBackend, SimdPeak } from 'tfjs-accumulate/backend';
+import { cnn, measureAccumulation, median, mlp, simpleNet, timeCall } from 'tfjs-accumulate/tutorial';
+import { stepFlops } from './benchFlops';
+import { PeerCase, TorchPeer } from './benchPeer';
+import { accumulationTable, backendTable, headToHeadTable, Report, rooflineTable, Stats } from './benchReport';
+import { busyThreads, cpuPerWall, taskCpuNs } from './benchThreads';
 
 type ModelName = 'simpleNet' | 'mlp' | 'cnn';
-
 const quick = process.argv.includes('--quick');
 /** `--models=mlp,cnn` and `--backends=wasm,cpu-stock` restrict a run; `--no-torch` skips the peer. */
 const option = (name: string): string[] | null => {
@@ -41,57 +42,66 @@ const onlyBackends = option('backends');
 const CONFIG = {
   /** Where the JSON goes. */
   out: process.env.BENCH_OUT ?? join(__dirname, '..', 'build', 'bench', 'bench.json'),
-  /** Seconds of timing per measurement on the fast backends (after warm-up). */
-  seconds: quick ? 0.15 : 1.0,
-  /** Warm-up before timing: at least this many steps and this many seconds (V8 must compile tfjs's JS too). */
-  warmup: quick ? 1 : 3,
-  warmupSeconds: quick ? 0.1 : 0.5,
+  /** Seconds of timed calls per contender and row, split over `rounds`. */
+  seconds: quick ? 0.3 : 2.5,
+  /** Rounds in which ours and each PyTorch take turns. */
+  rounds: Number(option('rounds')?.[0] ?? (quick ? 2 : 5)),
+  /** Warm-up calls before the first round (V8, XNNPACK and PyTorch's allocator prepare on first calls). */
+  warmup: quick ? 1 : 5,
+  /** Seconds of timing per step on the other backends. */
+  backendSeconds: quick ? 0.15 : 1.0,
+  /** A step slower than this (ms) is timed once after one warm-up (the stock cpu CNN). */
+  slowStepMs: 1500,
   accumulationSteps: 4,
   microBatchSize: 16,
-  /** The step-time rows: model and batch. */
-  cases: ((quick ? [['simpleNet', 64], ['mlp', 64]] : [['simpleNet', 64], ['mlp', 64], ['cnn', 16], ['cnn', 64]]) as [ModelName, number][]).filter(
-    ([m]) => !onlyModels || onlyModels.includes(m),
-  ),
-  /** Models whose 4 x 16 window is compared with a 1 x 64 step. */
-  windowModels: ((quick ? ['simpleNet', 'mlp'] : ['simpleNet', 'mlp', 'cnn']) as ModelName[]).filter((m) => !onlyModels || onlyModels.includes(m)),
+  /** Plain steps: model and batch. */
+  steps: ((quick ? [['simpleNet', 64], ['mlp', 64]] : [['simpleNet', 64], ['mlp', 64], ['cnn', 16], ['cnn', 64]]) as [ModelName, number][]).filter(([m]) => !onlyModels || onlyModels.includes(m)),
+  /** Models whose accumulation window (4 x 16) is a row and is measured for cost and memory. */
+  windowModels: ((quick ? ['simpleNet', 'mlp'] : ['mlp', 'cnn']) as ModelName[]).filter((m) => !onlyModels || onlyModels.includes(m)),
+  /** Issue 11's targets: ours / PyTorch at one thread, per row id, and the MLP's bookkeeping share. */
+  targets: { ratio: { 'mlp-64': 2.5, 'cnn-16': 1.6, 'cnn-64': 1.3 } as Record<string, number>, bookkeepingShare: { mlp: 0.05 } as Record<string, number> },
   torch: !process.argv.includes('--no-torch'),
-  backends: [
-    { label: 'wasm + kernels', preference: 'wasm', full: true },
+  python: '/usr/bin/python3',
+  /** The backend of the head-to-head rows. */
+  headToHead: { label: 'wasm + kernels', preference: 'wasm' as BackendPreference },
+  /** Step times only; the stock ones are slow. */
+  otherBackends: [
+    { label: 'tfjs-node', preference: 'tensorflow', full: true },
     { label: 'cpu + kernels', preference: 'cpu', full: true },
-    // Stock backends: step times only, and slow stock runs are limited to 1 warm-up + 1 step.
     { label: 'wasm (stock)', preference: 'wasm-stock', full: false },
     { label: 'cpu (stock)', preference: 'cpu-stock', full: false },
   ].filter((b) => !onlyBackends || onlyBackends.includes(b.preference)) as { label: string; preference: BackendPreference; full: boolean }[],
-  /** A step slower than this (ms) is timed once after one warm-up. */
-  slowStepMs: 1500,
-  python: '/usr/bin/python3',
+  /** Matrix size of PyTorch's GEMM peak. */
+  gemmSize: 512,
 };
 
-interface StepRow { backend: string; model: ModelName; batch: number; msPerStep: number | null; wallMsPerStep?: number; gflops: number | null; steps: number; error?: string }
-interface WindowRow {
-  backend: string; model: ModelName;
-  windowMs: number; stepMs: number; timeRatio: number;
-  bookkeepingMs: number; bookkeepingShare: number;
-  peakBytes: { window: number; step64: number; step16: number }; memoryRatio: number; memoryRatioTheory: number; parameterBytes: number;
+/** Something of ours timed in a row: one call is one step or one window. */
+export interface Contender {
+  label: string;
+  /** Threads it is meant to use. */
+  threads: number;
+  call(): void | Promise<void>;
+  dispose(): void | Promise<void>;
+}
+
+/** One line of the head-to-head tables. */
+export interface BenchRow {
+  id: string;
+  label: string;
+  /** Useful FLOPs of one call (see scripts/benchFlops.ts). */
+  flops: number;
+  /** What PyTorch runs for the same call. */
+  peer: PeerCase;
+  /** Ours on one thread. */
+  oneThread(): Promise<Contender>;
+  /** Ours at every core; left out while ours has no multi-core path (the table then says so). */
+  allCores?(): Promise<Contender>;
 }
 
 function buildModel(name: ModelName): tf.LayersModel {
   if (name === 'simpleNet') return simpleNet({ seed: 1 });
   if (name === 'mlp') return mlp({ normalization: 'none', seed: 1 });
   return cnn({ normalization: 'batch', seed: 1 });
-}
-
-/** Forward multiply-adds x 2 per sample, from the dense and conv layers' shapes. */
-function forwardFlopsPerSample(model: tf.LayersModel): number {
-  let flops = 0;
-  for (const layer of model.layers) {
-    const kernel = layer.getWeights().find((w) => w.rank >= 2);
-    if (!kernel) continue;
-    const out = layer.outputShape as number[];
-    const positions = out.slice(1, -1).reduce((a, b) => a * b, 1);
-    flops += 2 * positions * kernel.size;
-  }
-  return flops;
 }
 
 function batchOf(name: ModelName, batch: number, seed: number): { xs: tf.Tensor; ys: tf.Tensor } {
@@ -102,53 +112,284 @@ function batchOf(name: ModelName, batch: number, seed: number): { xs: tf.Tensor;
   });
 }
 
-function lossFn(name: ModelName, model: tf.LayersModel, xs: tf.Tensor, ys: tf.Tensor): () => tf.Scalar {
-  return () => {
-    const out = model.apply(xs, { training: true }) as tf.Tensor;
-    return (name === 'simpleNet' ? tf.losses.meanSquaredError(ys, out) : tf.losses.softmaxCrossEntropy(ys, out)) as tf.Scalar;
-  };
+const lossOf = (name: ModelName) => (name === 'simpleNet' ? tf.losses.meanSquaredError : tf.losses.softmaxCrossEntropy);
+
+function lossFn(name: ModelName, model: tf.LayersModel, data: { xs: tf.Tensor; ys: tf.Tensor }): () => tf.Scalar {
+  return () => lossOf(name)(data.ys, model.apply(data.xs, { training: true }) as tf.Tensor) as tf.Scalar;
 }
 
-function trainable(model: tf.LayersModel): tf.Variable[] {
-  return model.trainableWeights.map((w) => w.read() as tf.Variable);
+const trainable = (model: tf.LayersModel): tf.Variable[] => model.trainableWeights.map((w) => w.read() as tf.Variable);
+
+function flopsOf(name: ModelName, batch: number): number {
+  const model = buildModel(name);
+  const flops = stepFlops(model, batch).trainingFlops;
+  model.dispose();
+  return flops;
 }
 
-/** One plain SGD step: gradients, update, read the loss. */
-function plainStep(name: ModelName, model: tf.LayersModel, optimizer: tf.Optimizer, data: { xs: tf.Tensor; ys: tf.Tensor }): () => void {
-  const vars = trainable(model);
-  return () => {
-    const { value, grads } = tf.variableGrads(lossFn(name, model, data.xs, data.ys), vars);
-    optimizer.applyGradients(grads);
-    tf.dispose(grads);
-    value.dataSync();
-    value.dispose();
-  };
-}
-
-/** Times `fn` with this run's settings (see `timeCall` in src/measure.ts: process CPU time). */
-function time(fn: () => void, seconds: number, warmup: number): Timing {
-  return timeCall(fn, { seconds, warmup, warmupSeconds: CONFIG.warmupSeconds, slowCallMs: CONFIG.slowStepMs });
-}
-
-function measureStep(backend: string, name: ModelName, batch: number, seconds: number): StepRow {
+/** A plain SGD step of ours: gradients, update, read the loss (as PyTorch's loss.item()). */
+async function plainStep(name: ModelName, batch: number): Promise<Contender> {
   const model = buildModel(name);
   const data = batchOf(name, batch, 3);
   const optimizer = tf.train.sgd(0.01);
+  const vars = trainable(model);
+  return {
+    label: CONFIG.headToHead.label,
+    threads: 1,
+    call: () => {
+      const { value, grads } = tf.variableGrads(lossFn(name, model, data), vars);
+      optimizer.applyGradients(grads);
+      tf.dispose(grads);
+      value.dataSync();
+      value.dispose();
+    },
+    dispose: () => {
+      tf.dispose([data.xs, data.ys]);
+      optimizer.dispose();
+      model.dispose();
+    },
+  };
+}
+
+/** A window of ours: `steps` micro-steps of `micro` samples through GradientAccumulator, one update. */
+async function accumulationWindow(name: ModelName, steps: number, micro: number): Promise<Contender> {
+  const model = buildModel(name);
+  const microBatches = Array.from({ length: steps }, (_, i) => batchOf(name, micro, 10 + i));
+  const accumulator = new GradientAccumulator({ optimizer: tf.train.sgd(0.01), accumulationSteps: steps, varList: trainable(model) });
+  return {
+    label: `${CONFIG.headToHead.label}, GradientAccumulator`,
+    threads: 1,
+    call: () => {
+      for (const m of microBatches) accumulator.step(lossFn(name, model, m), { sampleCount: micro });
+    },
+    dispose: () => {
+      accumulator.dispose();
+      tf.dispose(microBatches.flatMap((m) => [m.xs, m.ys]));
+      model.dispose();
+    },
+  };
+}
+
+const MODEL_LABEL: Record<ModelName, string> = { simpleNet: 'SimpleNet 10-1', mlp: 'MLP 784-256-256-10', cnn: 'CNN conv16-conv32-dense10' };
+
+/** The head-to-head rows. Append here to compare more. */
+function rows(): BenchRow[] {
+  const { accumulationSteps: k, microBatchSize: b } = CONFIG;
+  return [
+    ...CONFIG.steps.map(([name, batch]): BenchRow => ({
+      id: `${name}-${batch}`,
+      label: `${MODEL_LABEL[name]}, step of ${batch}`,
+      flops: flopsOf(name, batch),
+      peer: { kind: 'step', model: name, batch },
+      oneThread: () => plainStep(name, batch),
+    })),
+    ...CONFIG.windowModels.map((name): BenchRow => ({
+      id: `${name}-window-${k}x${b}`,
+      label: `${MODEL_LABEL[name]}, window of ${k} x ${b}`,
+      flops: flopsOf(name, b) * k,
+      peer: { kind: 'window', model: name, steps: k, micro: b },
+      oneThread: () => accumulationWindow(name, k, b),
+    })),
+  ];
+}
+
+/** Timed calls of one contender in one round, and the threads that were busy meanwhile. */
+interface Block {
+  ms: number[];
+  busyThreads: number | null;
+  cpuPerWall: number | null;
+}
+
+async function oursBlock(contender: Contender, seconds: number, minReps: number): Promise<Block> {
+  const ms: number[] = [];
+  const before = taskCpuNs();
+  const start = performance.now();
+  do {
+    const t = performance.now();
+    await contender.call();
+    ms.push(performance.now() - t);
+  } while (ms.length < minReps || (performance.now() - start) / 1000 < seconds);
+  const after = taskCpuNs();
+  const wallNs = (performance.now() - start) * 1e6;
+  return { ms, busyThreads: busyThreads(before, after), cpuPerWall: cpuPerWall(before, after, wallNs) };
+}
+
+function statsOf(blocks: Block[]): Stats {
+  const ms = blocks.flatMap((b) => b.ms);
+  const busy = blocks.map((b) => b.busyThreads).filter((n): n is number => n !== null);
+  const cpu = blocks.map((b) => b.cpuPerWall).filter((n): n is number => n !== null);
+  return {
+    ms: median(ms),
+    minMs: Math.min(...ms),
+    maxMs: Math.max(...ms),
+    calls: ms.length,
+    busyThreads: busy.length ? median(busy) : null,
+    cpuPerWall: cpu.length ? median(cpu) : null,
+  };
+}
+
+/** Times one row: ours and each peer take turns, round after round. */
+async function runRow(row: BenchRow, peers: { one: TorchPeer | null; all: TorchPeer | null }): Promise<Report['rows'][number]> {
+  const perBlock = CONFIG.seconds / CONFIG.rounds;
+  const ours1 = await row.oneThread();
+  const oursAll = row.allCores ? await row.allCores() : null;
+  const blocks: Record<'ours1' | 'oursAll' | 'torch1' | 'torchAll', Block[]> = { ours1: [], oursAll: [], torch1: [], torchAll: [] };
+  const load = [loadavg()[0]];
   try {
-    const { ms, wallMs, reps } = time(plainStep(name, model, optimizer, data), seconds, CONFIG.warmup);
-    const flops = 3 * forwardFlopsPerSample(model) * batch;
-    return { backend, model: name, batch, msPerStep: ms, wallMsPerStep: wallMs, gflops: flops / ms / 1e6, steps: reps };
-  } catch (e) {
-    const message = (e instanceof Error ? e.message : String(e)).split('\n')[0];
-    return { backend, model: name, batch, msPerStep: null, gflops: null, steps: 0, error: message };
+    for (const c of [ours1, oursAll]) for (let i = 0; c && i < CONFIG.warmup; i++) await c.call();
+    for (let r = 0; r < CONFIG.rounds; r++) {
+      blocks.ours1.push(await oursBlock(ours1, perBlock, 1));
+      if (peers.one) blocks.torch1.push(await peers.one.time(row.peer, perBlock, r === 0 ? CONFIG.warmup : 0));
+      if (oursAll) blocks.oursAll.push(await oursBlock(oursAll, perBlock, 1));
+      if (peers.all) blocks.torchAll.push(await peers.all.time(row.peer, perBlock, r === 0 ? CONFIG.warmup : 0));
+    }
   } finally {
-    tf.dispose([data.xs, data.ys]);
-    optimizer.dispose();
-    model.dispose();
+    await ours1.dispose();
+    await oursAll?.dispose();
+  }
+  load.push(loadavg()[0]);
+  const stats = (b: Block[]) => (b.length ? statsOf(b) : null);
+  return {
+    id: row.id,
+    label: row.label,
+    flops: row.flops,
+    ours1: { label: ours1.label, threads: ours1.threads, ...statsOf(blocks.ours1) },
+    oursAll: oursAll ? { label: oursAll.label, threads: oursAll.threads, ...statsOf(blocks.oursAll) } : null,
+    torch1: stats(blocks.torch1),
+    torchAll: stats(blocks.torchAll),
+    loadAverage: load,
+  };
+}
+
+async function startPeers(): Promise<{ one: TorchPeer | null; all: TorchPeer | null; note: string }> {
+  if (!CONFIG.torch) return { one: null, all: null, note: 'disabled by --no-torch' };
+  try {
+    const one = await TorchPeer.start(CONFIG.python, 1);
+    if (!one.hello.available) {
+      one.close();
+      return { one: null, all: null, note: one.hello.reason ?? 'unavailable' };
+    }
+    return { one, all: await TorchPeer.start(CONFIG.python, cpus().length), note: '' };
+  } catch (e) {
+    return { one: null, all: null, note: `${CONFIG.python} failed: ${e instanceof Error ? e.message : String(e)}` };
   }
 }
 
-async function measureWindow(backend: string, name: ModelName): Promise<WindowRow> {
+/** Step times of ours on another backend (no peer: the head-to-head rows hold the comparison). */
+function backendSteps(label: string, full: boolean): Report['backends'] {
+  return CONFIG.steps.map(([name, batch]) => {
+    const model = buildModel(name);
+    const data = batchOf(name, batch, 3);
+    const optimizer = tf.train.sgd(0.01);
+    const vars = trainable(model);
+    try {
+      const before = taskCpuNs();
+      const start = performance.now();
+      const t = timeCall(
+        () => {
+          const { value, grads } = tf.variableGrads(lossFn(name, model, data), vars);
+          optimizer.applyGradients(grads);
+          tf.dispose(grads);
+          value.dataSync();
+          value.dispose();
+        },
+        { seconds: full ? CONFIG.backendSeconds : 0, warmup: full ? CONFIG.warmup : 1, warmupSeconds: full ? 0.3 : 0, minReps: full ? 3 : 1, slowCallMs: CONFIG.slowStepMs },
+      );
+      const after = taskCpuNs();
+      const wallNs = (performance.now() - start) * 1e6;
+      return {
+        backend: label,
+        id: `${name}-${batch}`,
+        flops: stepFlops(model, batch).trainingFlops,
+        ms: t.ms,
+        minMs: t.minMs,
+        maxMs: t.maxMs,
+        calls: t.reps,
+        busyThreads: busyThreads(before, after),
+        cpuPerWall: cpuPerWall(before, after, wallNs),
+      };
+    } catch (e) {
+      return { backend: label, id: `${name}-${batch}`, flops: 0, ms: null, error: (e instanceof Error ? e.message : String(e)).split('\n')[0] };
+    } finally {
+      tf.dispose([data.xs, data.ys]);
+      optimizer.dispose();
+      model.dispose();
+    }
+  });
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const loadStart = loadavg();
+  const peers = await startPeers();
+  const report: Report = {
+    date: new Date().toISOString(),
+    command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
+    quick,
+    config: CONFIG,
+    cpus: { count: cpus().length, model: cpus()[0]?.model ?? 'unknown' },
+    loadAverage: { start: loadStart, end: [] },
+    torch: peers.one ? { one: peers.one.hello, all: peers.all?.hello ?? null } : { unavailable: peers.note },
+    environments: {},
+    rows: [],
+    roofline: { wasmSimd: null, torchGemm: null },
+    backends: [],
+    accumulation: [],
+  };
+  try {
+    const environment = await selectBackend(CONFIG.headToHead.preference, { onNotice: (m) => console.error(m) });
+    report.environments[CONFIG.headToHead.label] = describeEnvironment(environment);
+    for (const row of rows()) {
+      console.error(`bench: ${row.label}`);
+      report.rows.push(await runRow(row, peers));
+    }
+    const peak: SimdPeak | null = measureSimdPeak({ runs: quick ? 10 : 60 });
+    report.roofline.wasmSimd = peak;
+    if (peers.one) {
+      const seconds = quick ? 0.2 : 1;
+      const one = await peers.one.gemm(CONFIG.gemmSize, seconds);
+      const all = peers.all ? await peers.all.gemm(CONFIG.gemmSize, seconds) : null;
+      report.roofline.torchGemm = { size: CONFIG.gemmSize, one: Math.max(...one.gflops), all: all ? Math.max(...all.gflops) : null, busyThreads: { one: one.busyThreads, all: all?.busyThreads ?? null } };
+    }
+    for (const name of CONFIG.windowModels) {
+      console.error(`bench: accumulation cost of ${name}`);
+      report.accumulation.push(await accumulationCost(CONFIG.headToHead.label, name));
+    }
+  } finally {
+    peers.one?.close();
+    peers.all?.close();
+  }
+  for (const backend of CONFIG.otherBackends) {
+    const strict = backend.preference === 'tensorflow';
+    const environment = await selectBackend(backend.preference, { strict, onNotice: strict ? () => {} : (m) => console.error(m) }).catch(() => null);
+    if (!environment) continue; // tfjs-node does not load here
+    report.environments[backend.label] = describeEnvironment(environment);
+    console.error(`bench: ${backend.label}`);
+    report.backends.push(...backendSteps(backend.label, backend.full));
+    if (backend.full && backend.preference === 'cpu') for (const name of CONFIG.windowModels) report.accumulation.push(await accumulationCost(backend.label, name));
+  }
+  report.loadAverage.end = loadavg();
+
+  const lines = [
+    `Command: \`${report.command}\` on ${report.cpus.count} x ${report.cpus.model}, ${report.date}.`,
+    `Load average (1, 5, 15 min): ${loadStart.map((l) => l.toFixed(2)).join(', ')} at start, ${report.loadAverage.end.map((l) => l.toFixed(2)).join(', ')} at end.`,
+    '',
+    ...headToHeadTable(report),
+    '',
+    ...rooflineTable(report),
+    '',
+    ...accumulationTable(report),
+    '',
+    ...backendTable(report),
+  ];
+  console.log(lines.join('\n'));
+  mkdirSync(dirname(CONFIG.out), { recursive: true });
+  writeFileSync(CONFIG.out, JSON.stringify({ ...report, seconds: (Date.now() - started) / 1000 }, null, 2));
+  console.error(`bench: wrote ${CONFIG.out} in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+}
+
+/** The accumulator's own cost and the window's memory (src/measure.ts), on the active backend. */
+async function accumulationCost(backend: string, name: ModelName): Promise<Report['accumulation'][number]> {
   const { accumulationSteps: k, microBatchSize: b } = CONFIG;
   const model = buildModel(name);
   const microBatches = Array.from({ length: k }, (_, i) => batchOf(name, b, 10 + i));
@@ -156,125 +397,17 @@ async function measureWindow(backend: string, name: ModelName): Promise<WindowRo
   try {
     const m = await measureAccumulation({
       model,
-      loss: name === 'simpleNet' ? tf.losses.meanSquaredError : tf.losses.softmaxCrossEntropy,
+      loss: lossOf(name),
       microBatches,
       batch,
-      timing: { seconds: CONFIG.seconds, warmup: CONFIG.warmup, warmupSeconds: CONFIG.warmupSeconds, slowCallMs: CONFIG.slowStepMs },
+      timing: { seconds: quick ? 0.3 : 1.5, warmup: CONFIG.warmup, warmupSeconds: 0.3, slowCallMs: CONFIG.slowStepMs },
     });
-    return {
-      backend,
-      model: name,
-      windowMs: m.windowMs,
-      stepMs: m.stepMs,
-      timeRatio: m.timeRatio,
-      bookkeepingMs: m.bookkeepingMs,
-      bookkeepingShare: m.bookkeepingShare,
-      peakBytes: { window: m.peakBytes.window, step64: m.peakBytes.step, step16: m.peakBytes.microStep },
-      memoryRatio: m.memoryRatio,
-      memoryRatioTheory: m.memoryRatioTheory,
-      parameterBytes: m.parameterBytes,
-    };
+    const { window, step, ...rest } = m;
+    return { backend, model: name, ...rest, windowSpread: [window.minMs, window.maxMs], stepSpread: [step.minMs, step.maxMs] };
   } finally {
     tf.dispose([...microBatches.flatMap((d) => [d.xs, d.ys]), batch.xs, batch.ys]);
     model.dispose();
   }
-}
-
-const theoryNote =
-  'Theoretical memory ratio = (peak of a plain 16-sample step + 2 x parameter bytes) / peak of a plain 64-sample step: ' +
-  'a window holds one micro-batch of activations and gradients at a time, plus the accumulators and the new running sums ' +
-  '(two parameter-sized buffers) while a micro-step is added in. Peaks are tf.profile().peakBytes minus the bytes allocated before.';
-
-function runTorch(): Record<string, unknown> {
-  if (!CONFIG.torch) return { available: false, reason: 'disabled by --no-torch' };
-  const config = { seconds: CONFIG.seconds, warmup: CONFIG.warmup, cases: CONFIG.cases, windowModels: CONFIG.windowModels, accumulationSteps: CONFIG.accumulationSteps, microBatchSize: CONFIG.microBatchSize };
-  const run = spawnSync(CONFIG.python, [join(__dirname, 'bench_torch.py'), JSON.stringify(config)], { encoding: 'utf8', timeout: 300_000 });
-  if (run.error || run.status !== 0) return { available: false, reason: `${CONFIG.python} failed: ${run.error?.message ?? run.stderr.split('\n').filter(Boolean).pop()}` };
-  return JSON.parse(run.stdout);
-}
-
-const fmt = (v: number | null | undefined, digits = 1): string => (v === null || v === undefined || !Number.isFinite(v) ? '—' : v.toFixed(digits));
-const mb = (bytes: number): string => (bytes / 2 ** 20).toFixed(2);
-
-async function main(): Promise<void> {
-  const started = Date.now();
-  const loadBefore = loadavg()[0];
-  const torch = runTorch();
-  const torchSteps = (torch.steps ?? []) as { model: string; batch: number; msPerStep: number }[];
-  const torchWindows = (torch.windows ?? []) as { model: string; ratio: number; windowMs: number; stepMs: number }[];
-  const steps: StepRow[] = [];
-  const windows: WindowRow[] = [];
-  const environments: Record<string, string> = {};
-  const tryNode = (!onlyBackends || onlyBackends.includes('tensorflow')) && (await selectBackend('tensorflow', { strict: true, onNotice: () => {} }).then(() => true, () => false));
-  const backends = tryNode ? [{ label: 'tfjs-node', preference: 'tensorflow' as BackendPreference, full: true }, ...CONFIG.backends] : CONFIG.backends;
-  let first = true;
-  for (const backend of backends) {
-    const report = await selectBackend(backend.preference, { onNotice: (m) => console.error(m) });
-    if (first) {
-      // V8 compiles tfjs's own JS while the first runs go: without this discarded pass, whichever
-      // backend comes first looks slower on the small models (0.7 ms vs 0.25 ms per SimpleNet step).
-      for (const [name, batch] of CONFIG.cases) if (name !== 'cnn') measureStep(backend.label, name, batch, quick ? 0.1 : 1);
-      first = false;
-    }
-    environments[backend.label] = describeEnvironment(report);
-    console.error(`bench: ${backend.label}`);
-    for (const [name, batch] of CONFIG.cases) {
-      const row = measureStep(backend.label, name, batch, backend.full ? CONFIG.seconds : 0);
-      steps.push(row);
-      console.error(`  ${name} batch ${batch}: ${row.msPerStep === null ? `fails (${row.error})` : `${fmt(row.msPerStep, 2)} ms`}`);
-    }
-    if (!backend.full) continue;
-    for (const name of CONFIG.windowModels) windows.push(await measureWindow(backend.label, name));
-  }
-
-  const lines: string[] = [];
-  const loadAfter = loadavg()[0];
-  lines.push(`PyTorch peer: ${torch.available ? `torch ${torch.torch}, ${torch.threads} thread(s)` : `skipped (${torch.reason})`}`);
-  // Other processes share the cores: the 1-minute load average says how much.
-  lines.push(`Load average (1 min) on ${cpuCount()} CPUs: ${loadBefore.toFixed(2)} at start, ${loadAfter.toFixed(2)} at end.`);
-  lines.push('');
-  lines.push('Times are process CPU time per step (single-threaded runs; the cores are shared, see `time` in scripts/bench.ts).');
-  lines.push('');
-  lines.push('| model | batch | backend | ms / step | GFLOP/s | x PyTorch |');
-  lines.push('|---|---|---|---|---|---|');
-  for (const [name, batch] of CONFIG.cases) {
-    const peer = torchSteps.find((t) => t.model === name && t.batch === batch);
-    if (peer) lines.push(`| ${name} | ${batch} | PyTorch | ${fmt(peer.msPerStep, 2)} | ${fmt((3 * forwardFlops(name) * batch) / peer.msPerStep / 1e6)} | 1 |`);
-    for (const row of steps.filter((s) => s.model === name && s.batch === batch)) {
-      const cell = row.msPerStep === null ? `fails: ${row.error}` : fmt(row.msPerStep, 2);
-      lines.push(`| ${name} | ${batch} | ${row.backend} | ${cell} | ${fmt(row.gflops)} | ${peer && row.msPerStep !== null ? fmt(row.msPerStep / peer.msPerStep, 2) : '—'} |`);
-    }
-  }
-  lines.push('');
-  lines.push(`| model | backend | 4x16 window / 1x64 step (time) | PyTorch's | bookkeeping share of a window | peak memory 4x16 / 1x64 | theory |`);
-  lines.push('|---|---|---|---|---|---|---|');
-  for (const w of windows) {
-    const peer = torchWindows.find((t) => t.model === w.model);
-    lines.push(
-      `| ${w.model} | ${w.backend} | ${fmt(w.timeRatio, 2)} (${fmt(w.windowMs, 2)} / ${fmt(w.stepMs, 2)} ms) | ${peer ? fmt(peer.ratio, 2) : '—'} | ` +
-        `${fmt(100 * w.bookkeepingShare)}% (${fmt(w.bookkeepingMs, 2)} ms) | ${fmt(w.memoryRatio, 2)} (${mb(w.peakBytes.window)} / ${mb(w.peakBytes.step64)} MiB) | ${fmt(w.memoryRatioTheory, 2)} |`,
-    );
-  }
-  lines.push('');
-  lines.push(theoryNote);
-  console.log(lines.join('\n'));
-
-  const result = { date: new Date().toISOString(), quick, config: CONFIG, seconds: (Date.now() - started) / 1000, loadAverage: { start: loadBefore, end: loadAfter }, environments, torch, steps, windows, theoryNote };
-  mkdirSync(dirname(CONFIG.out), { recursive: true });
-  writeFileSync(CONFIG.out, JSON.stringify(result, null, 2));
-  console.error(`bench: wrote ${CONFIG.out} in ${result.seconds.toFixed(0)} s`);
-}
-
-function cpuCount(): number {
-  return cpus().length;
-}
-
-/** Forward FLOPs per sample of a model by name (built on the current backend, then disposed). */
-function forwardFlops(name: ModelName): number {
-  const model = buildModel(name);
-  const flops = forwardFlopsPerSample(model);
-  model.dispose();
-  return flops;
 }
 
 main().catch((e) => {

@@ -1,49 +1,71 @@
-"""PyTorch peer of scripts/bench.ts: the same models and steps, timed on this machine.
+"""PyTorch peer of scripts/bench.ts: the same models and steps, timed on request.
 
-Run by `npm run bench` with /usr/bin/python3 (Debian's python3-torch). Reads a JSON config as
-its only argument and prints one JSON object on stdout:
+`npm run bench` starts this file with Debian's /usr/bin/python3 twice: once pinned to one thread
+(OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and MKL_NUM_THREADS set to 1 in its environment, which
+Debian's OpenBLAS needs: it ignores torch.set_num_threads) and once at every core. It reads one
+JSON command per line on stdin and answers each with one JSON line on stdout, so the bench can
+interleave blocks of PyTorch steps with blocks of tfjs steps and both sides see the same load.
 
-    {"available": true, "torch": "1.13.0", "threads": 1,
-     "steps": [{"model": "mlp", "batch": 64, "msPerStep": 1.6, "reps": 200}, ...],
-     "windows": [{"model": "mlp", "windowMs": 3.1, "stepMs": 1.4, "ratio": 2.2}, ...]}
+Commands:
 
-When torch cannot be imported it prints {"available": false, "reason": "..."} and exits 0.
+    {"op": "hello", "threads": 1}
+        -> {"available": true, "torch": "1.13.0", "threads": 1, "pools": [...threadpoolctl...]}
+    {"op": "time", "case": {"kind": "step", "model": "mlp", "batch": 64}, "seconds": 0.3, "warmup": 3}
+    {"op": "time", "case": {"kind": "window", "model": "cnn", "steps": 4, "micro": 16}, ...}
+        -> {"ms": [wall ms of each call], "busyThreads": 1, "cpuPerWall": 0.99, "taskCount": 3}
+    {"op": "gemm", "size": 512, "seconds": 0.3}
+        -> {"gflops": [per call]}
+
+`busyThreads` counts this process's threads that were on a CPU for at least 25% of the busiest
+thread's time (from /proc/self/task/*/schedstat), and `cpuPerWall` their CPU time over the wall time: the pinning, verified rather than assumed.
+
+When torch cannot be imported, "hello" answers {"available": false, "reason": "..."}.
 The models mirror src/models.ts: simpleNet (dense 10 -> 1, MSE), mlp 784-256-256-10 (no
-normalization) and cnn (conv16+BN+ReLU+pool, conv32+BN+ReLU+pool, dense 10) with
-softmax cross-entropy, SGD at learning rate 0.01, NCHW (PyTorch's native layout).
+normalization) and cnn (conv16+BN+ReLU+pool, conv32+BN+ReLU+pool, dense 10) with softmax
+cross-entropy, SGD at learning rate 0.01, NCHW (PyTorch's native layout).
 """
 import json
+import os
 import sys
 import time
 
-CONFIG = {
-    # Seconds to spend timing each measurement (after warm-up).
-    "seconds": 1.0,
-    # Warm-up steps before timing.
-    "warmup": 3,
-    # Micro-batches per window and their size, against one step of their product.
-    "accumulationSteps": 4,
-    "microBatchSize": 16,
-    # Threads: 1 by default, to compare with single-threaded WebAssembly.
-    "threads": 1,
-    "cases": [["simpleNet", 64], ["mlp", 64], ["cnn", 16], ["cnn", 64]],
-    "windowModels": ["simpleNet", "mlp", "cnn"],
-}
+# Share of the busiest thread's CPU time a thread must run to count as busy (as scripts/benchThreads.ts).
+BUSY_SHARE = 0.25
+
+
+def task_cpu_ns():
+    """On-CPU nanoseconds of each thread of this process (first field of schedstat)."""
+    out = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/schedstat") as f:
+                out[tid] = int(f.read().split()[0])
+        except OSError:
+            pass  # the thread ended between listdir and open
+    return out
+
+
+def busy_threads(before, after):
+    used = [ns - before.get(tid, 0) for tid, ns in after.items()]
+    busiest = max(used, default=0)
+    return 0 if busiest == 0 else sum(1 for ns in used if ns >= BUSY_SHARE * busiest)
+
+
+def cpu_per_wall(before, after, wall_ns):
+    return sum(ns - before.get(tid, 0) for tid, ns in after.items()) / wall_ns
 
 
 def main():
-    config = dict(CONFIG)
-    if len(sys.argv) > 1:
-        config.update(json.loads(sys.argv[1]))
     try:
         import torch
         from torch import nn
     except Exception as e:  # noqa: BLE001 - any import failure means "no peer"
-        print(json.dumps({"available": False, "reason": f"import torch failed: {e}".splitlines()[0]}))
+        reason = f"import torch failed: {e}".splitlines()[0]
+        for line in sys.stdin:
+            print(json.dumps({"available": False, "reason": reason}), flush=True)
         return
 
     torch.manual_seed(0)
-    torch.set_num_threads(config["threads"])
 
     def build(name):
         if name == "simpleNet":
@@ -67,21 +89,6 @@ def main():
     def loss_fn(kind):
         return nn.MSELoss() if kind == "mse" else nn.CrossEntropyLoss()
 
-    def timed(fn):
-        # Process CPU time per call, as scripts/bench.ts measures tfjs: the machine's cores are
-        # shared with other processes, and these runs are single-threaded.
-        for _ in range(config["warmup"]):
-            fn()
-        reps = 0
-        start = time.perf_counter()
-        cpu_start = time.process_time()
-        while True:
-            fn()
-            reps += 1
-            elapsed = time.perf_counter() - start
-            if elapsed >= config["seconds"] and reps >= 3:
-                return (time.process_time() - cpu_start) * 1000 / reps, reps
-
     def plain_step(model, opt, crit, xs, ys):
         def step():
             opt.zero_grad(set_to_none=True)
@@ -103,26 +110,57 @@ def main():
             opt.step()
         return run
 
-    result = {"available": True, "torch": torch.__version__, "threads": torch.get_num_threads(), "steps": [], "windows": []}
-    for name, batch in config["cases"]:
-        model, shape, kind = build(name)
-        model.train()
-        opt = torch.optim.SGD(model.parameters(), lr=0.01)
-        xs, ys = data(shape, kind, batch)
-        ms, reps = timed(plain_step(model, opt, loss_fn(kind), xs, ys))
-        result["steps"].append({"model": name, "batch": batch, "msPerStep": ms, "reps": reps})
-    for name in config["windowModels"]:
-        model, shape, kind = build(name)
-        model.train()
-        opt = torch.optim.SGD(model.parameters(), lr=0.01)
-        k, b = config["accumulationSteps"], config["microBatchSize"]
-        micro = [data(shape, kind, b) for _ in range(k)]
-        big = data(shape, kind, k * b)
-        crit = loss_fn(kind)
-        window_ms, _ = timed(window(model, opt, crit, micro))
-        step_ms, _ = timed(plain_step(model, opt, crit, *big))
-        result["windows"].append({"model": name, "windowMs": window_ms, "stepMs": step_ms, "ratio": window_ms / step_ms})
-    print(json.dumps(result))
+    calls = {}
+
+    def call_for(case):
+        key = json.dumps(case, sort_keys=True)
+        if key not in calls:
+            model, shape, kind = build(case["model"])
+            model.train()
+            opt = torch.optim.SGD(model.parameters(), lr=0.01)
+            crit = loss_fn(kind)
+            if case["kind"] == "step":
+                calls[key] = plain_step(model, opt, crit, *data(shape, kind, case["batch"]))
+            else:
+                calls[key] = window(model, opt, crit, [data(shape, kind, case["micro"]) for _ in range(case["steps"])])
+        return calls[key]
+
+    def timed(fn, seconds, warmup, min_reps=3):
+        for _ in range(warmup):
+            fn()
+        samples = []
+        before = task_cpu_ns()
+        start = time.perf_counter()
+        while len(samples) < min_reps or time.perf_counter() - start < seconds:
+            t = time.perf_counter()
+            fn()
+            samples.append((time.perf_counter() - t) * 1000)
+        wall_ns = (time.perf_counter() - start) * 1e9
+        after = task_cpu_ns()
+        return {"ms": samples, "busyThreads": busy_threads(before, after), "cpuPerWall": cpu_per_wall(before, after, wall_ns), "taskCount": len(after)}
+
+    for line in sys.stdin:
+        cmd = json.loads(line)
+        op = cmd["op"]
+        if op == "hello":
+            torch.set_num_threads(cmd["threads"])
+            try:
+                from threadpoolctl import threadpool_info
+                pools = [{"api": p["internal_api"], "threads": p["num_threads"], "library": os.path.basename(p["filepath"]), "architecture": p.get("architecture")} for p in threadpool_info()]
+            except Exception as e:  # noqa: BLE001 - threadpoolctl is optional
+                pools = [{"api": "threadpoolctl", "error": str(e).splitlines()[0]}]
+            env = {k: os.environ.get(k) for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+            answer = {"available": True, "torch": torch.__version__, "threads": torch.get_num_threads(), "pools": pools, "env": env}
+        elif op == "time":
+            answer = timed(call_for(cmd["case"]), cmd["seconds"], cmd.get("warmup", 0))
+        elif op == "gemm":
+            n = cmd["size"]
+            a, b = torch.randn(n, n), torch.randn(n, n)
+            result = timed(lambda: torch.mm(a, b), cmd["seconds"], 3)
+            answer = {"gflops": [2 * n**3 / (ms * 1e6) for ms in result["ms"]], "busyThreads": result["busyThreads"]}
+        else:
+            answer = {"error": f"unknown op {op!r}"}
+        print(json.dumps(answer), flush=True)
 
 
 if __name__ == "__main__":

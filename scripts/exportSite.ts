@@ -14,12 +14,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Notebook } from './notebooks/nbformat';
-import { fileHref, html, type SafeHtml } from './site/html';
+import { fileHref, html, trusted, type SafeHtml } from './site/html';
 import { failureBanner, layout, onThisPage, pager, runnerNote, SITE_TITLE } from './site/layout';
 import type { ChapterPage } from './site/model';
 import { PLOTLY_BUNDLE } from './site/plotlyBundle';
 import { createMarkdown, renderNotebook } from './site/render';
 import { buildSearchIndex, searchIndexScript, searchMain } from './site/search';
+import { liveBlocks } from './site/live/export';
 
 export { escapeHtml } from './site/html';
 
@@ -110,6 +111,8 @@ export function exportSite(args: ExportSiteArgs = {}): SiteReport {
 
   prepareOutDir(outDir);
   copyAssets(outDir);
+  // The "run it in your browser" blocks: built by their own module, HTML we write ourselves.
+  const live = liveBlocks(outDir, pages.map((p) => p.notebook));
   pages.forEach((p, i) => {
     fs.copyFileSync(path.join(inDir, p.notebook), path.join(outDir, 'notebooks', p.notebook));
     const page = layout({
@@ -117,7 +120,7 @@ export function exportSite(args: ExportSiteArgs = {}): SiteReport {
       title: `${p.title} · ${SITE_TITLE}`,
       description: p.description || `${p.title}: a chapter of the ${SITE_TITLE} tutorial.`,
       aside: onThisPage(p),
-      main: html`${failureBanner(p)}\n${p.body}`,
+      main: html`${failureBanner(p)}\n${p.body}${trusted(live[i])}`,
       footer: chapterFooter(pages, i, args.sourceUrl),
       math: p.hasMath,
     });

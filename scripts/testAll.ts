@@ -6,6 +6,8 @@
  *   3. test:notebooks the runner on every notebook (sources must be committed clean)
  *   4. test:site      the static site export of the executed notebooks
  *   5. test:browser   the site in headless Chromium (console errors, one chart per Plotly output)
+ *      test:browser-lib the library in headless Chromium on WebGL, wasm and WebGPU (if usable),
+ *                     and the site's "run it in your browser" blocks
  *   6. test:jupyter   every notebook through Debian's `jupyter nbconvert --execute` and tslab
  *   7. test:classic   every notebook run by a reader in classic Notebook, in headless Chromium
  *   8. check:deno     `deno check` on every notebook's cells (Deno's kernel does not type-check)
@@ -26,6 +28,7 @@ const CONFIG = {
     { name: 'test:notebooks', command: ['npm', 'run', '--silent', 'test:notebooks'] },
     { name: 'test:site', command: ['npm', 'run', '--silent', 'test:site'] },
     { name: 'test:browser', command: ['npm', 'run', '--silent', 'test:browser'] },
+    { name: 'test:browser-lib', command: ['npm', 'run', '--silent', 'test:browser-lib'] },
     { name: 'test:jupyter', command: ['npm', 'run', '--silent', 'test:jupyter'] },
     { name: 'test:classic', command: ['npm', 'run', '--silent', 'test:classic'] },
     { name: 'check:deno', command: ['npm', 'run', '--silent', 'check:deno'] },

@@ -1,6 +1,8 @@
 import * as tf from '@tensorflow/tfjs';
-import { NonFinitePolicy } from './nonFinite';
-import { AccumulationSchedule } from './schedule';
+import { argumentError, checkKeys, isPositiveFinite } from './errors';
+import { NON_FINITE_POLICIES, NonFinitePolicy } from './nonFinite';
+import { AccumulationSchedule, checkAccumulationSteps } from './schedule';
+import { checkVarList } from './varList';
 import { Averaging } from './state';
 
 /**
@@ -58,6 +60,48 @@ export interface GradientAccumulatorArgs {
 
 /** Every key of {@link GradientAccumulatorArgs}, for the unknown-key check. */
 export const ACCUMULATOR_ARG_KEYS = ['optimizer', 'accumulationSteps', 'varList', 'averaging', 'clipNorm', 'nonFinite'] as const;
+
+/** {@link GradientAccumulatorArgs} checked, with their defaults filled in. */
+export interface CheckedAccumulatorArgs {
+  optimizer: tf.Optimizer;
+  accumulationSteps: number | AccumulationSchedule;
+  averaging: Averaging;
+  clipNorm: number | null;
+  nonFinite: NonFinitePolicy;
+  varList: tf.Variable[] | null;
+}
+
+/** Checks every option (refusing unknown keys) and fills in the defaults. */
+export function checkAccumulatorArgs(owner: string, args: GradientAccumulatorArgs): CheckedAccumulatorArgs {
+  if (args === null || typeof args !== 'object') {
+    throw argumentError(owner, 'args', 'an object { optimizer, accumulationSteps, … }', args);
+  }
+  checkKeys(owner, 'args', args, ACCUMULATOR_ARG_KEYS);
+  // Note: tf.Optimizer's instanceof reads `.minimize` of the value, so a missing optimizer
+  // would fail inside tfjs with "Cannot read properties of undefined"; test for an object first.
+  if (args.optimizer === null || typeof args.optimizer !== 'object' || !(args.optimizer instanceof tf.Optimizer)) {
+    throw argumentError(owner, 'optimizer', 'a tf.Optimizer (e.g. tf.train.sgd(0.01), tf.train.adam())', args.optimizer);
+  }
+  const averaging = args.averaging ?? 'per-sample';
+  if (averaging !== 'per-sample' && averaging !== 'per-micro-batch') {
+    throw argumentError(owner, 'averaging', '"per-sample" or "per-micro-batch"', averaging);
+  }
+  if (args.clipNorm !== undefined && !isPositiveFinite(args.clipNorm)) {
+    throw argumentError(owner, 'clipNorm', 'a finite number > 0 (or left out for no clipping)', args.clipNorm);
+  }
+  const nonFinite = args.nonFinite ?? 'error';
+  if (!NON_FINITE_POLICIES.includes(nonFinite)) {
+    throw argumentError(owner, 'nonFinite', '"error", "skip-micro-batch" or "skip-window"', nonFinite);
+  }
+  return {
+    optimizer: args.optimizer,
+    accumulationSteps: checkAccumulationSteps(owner, args.accumulationSteps),
+    averaging,
+    clipNorm: args.clipNorm ?? null,
+    nonFinite,
+    varList: args.varList === undefined ? null : checkVarList(owner, args.varList),
+  };
+}
 
 /** Options of one `GradientAccumulator.step`. */
 export interface StepOptions {

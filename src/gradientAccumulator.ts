@@ -1,24 +1,25 @@
 import * as tf from '@tensorflow/tfjs';
-import { addWeighted, clipByGlobalNorm, nonFiniteProbe } from './accumulation';
-import { ACCUMULATOR_ARG_KEYS, GradientAccumulatorArgs, StepOptions, StepResult, TrainableVariable, UpdateResult } from './accumulatorArgs';
-import { argumentError, checkKeys, checkOptions, describe, isPositiveFinite, isPositiveInteger, verbatim } from './errors';
-import { safeVariableGrads } from './lossGradient';
-import { applyNonFinitePolicy, NON_FINITE_POLICIES, NonFinitePolicy } from './nonFinite';
-import { snapshotOptimizer } from './optimizerSnapshot';
-import { tidy } from './tidy';
-import { AccumulationSchedule, checkAccumulationSteps, resolveAccumulationSteps } from './schedule';
-import { ACCUMULATOR_STATE_FORMAT, AccumulatorCore, AccumulatorState, Averaging, copyCore, emptyWindow, initialCore, OpenWindow, SerializedTensor, SetStateArgs, Unit, checkState } from './state';
+import { addWeighted, nonFiniteProbe } from './accumulation';
+import { checkAccumulatorArgs, GradientAccumulatorArgs, StepOptions, StepResult, UpdateResult } from './accumulatorArgs';
+import { applyWindow } from './applyWindow';
+import { argumentError, checkOptions, isPositiveInteger, verbatim } from './errors';
+import { LossCount, countLoss, safeVariableGrads } from './lossGradient';
+import { applyNonFinitePolicy, NonFinitePolicy } from './nonFinite';
+import { checkOptimizerAlive, releaseOptimizer } from './optimizerSnapshot';
+import { AccumulationSchedule, resolveAccumulationSteps } from './schedule';
+import { ACCUMULATOR_STATE_FORMAT, AccumulatorCore, AccumulatorState, Averaging, checkState, closedCore, copyCore, initialCore, OpenWindow, SerializedTensor, SetStateArgs } from './state';
 import { planRestore, readTensor } from './stateRestore';
+import { tidy } from './tidy';
+import { defaultVarList } from './varList';
 
 export type { GradientAccumulatorArgs, StepOptions, StepResult, TrainableVariable, UpdateResult } from './accumulatorArgs';
 export type { Averaging } from './state';
 export { NonFiniteGradientError } from './nonFinite';
+export { checkVarList } from './varList';
 export type { NonFinitePolicy } from './nonFinite';
 
 const OWNER = 'GradientAccumulator';
 
-/** Optimizers disposed by an accumulator, so that a second one sharing them fails by name. */
-const disposedOptimizers = new WeakSet<tf.Optimizer>();
 
 /** A trained variable and its accumulator (created when the variable first carries a sum over a micro-step). */
 interface Slot {
@@ -26,12 +27,6 @@ interface Slot {
   accumulator: tf.Variable | null;
 }
 
-/** How a micro-batch counts: `count` samples (or one unit), its loss objective scaled by `weight`. */
-interface LossCount {
-  count: number;
-  unit: Unit;
-  weight: number;
-}
 
 /**
  * Gradient accumulation for TensorFlow.js: trains with the batch you want on the memory you have.
@@ -69,69 +64,34 @@ export class GradientAccumulator {
   private disposed = false;
 
   constructor(args: GradientAccumulatorArgs) {
-    if (args === null || typeof args !== 'object') {
-      throw argumentError(OWNER, 'args', 'an object { optimizer, accumulationSteps, … }', args);
-    }
-    checkKeys(OWNER, 'args', args, ACCUMULATOR_ARG_KEYS);
-    // Note: tf.Optimizer's instanceof reads `.minimize` of the value, so a missing optimizer
-    // would fail inside tfjs with "Cannot read properties of undefined"; test for an object first.
-    if (args.optimizer === null || typeof args.optimizer !== 'object' || !(args.optimizer instanceof tf.Optimizer)) {
-      throw argumentError(OWNER, 'optimizer', 'a tf.Optimizer (e.g. tf.train.sgd(0.01), tf.train.adam())', args.optimizer);
-    }
-    this.optimizer = args.optimizer;
-    checkOptimizerAlive(this.optimizer);
-    this.accumulationSteps = checkAccumulationSteps(OWNER, args.accumulationSteps);
-    const averaging = args.averaging ?? 'per-sample';
-    if (averaging !== 'per-sample' && averaging !== 'per-micro-batch') {
-      throw argumentError(OWNER, 'averaging', '"per-sample" or "per-micro-batch"', averaging);
-    }
-    this.averaging = averaging;
-    if (args.clipNorm !== undefined && !isPositiveFinite(args.clipNorm)) {
-      throw argumentError(OWNER, 'clipNorm', 'a finite number > 0 (or left out for no clipping)', args.clipNorm);
-    }
-    this.clipNorm = args.clipNorm ?? null;
-    const nonFinite = args.nonFinite ?? 'error';
-    if (!NON_FINITE_POLICIES.includes(nonFinite)) {
-      throw argumentError(OWNER, 'nonFinite', '"error", "skip-micro-batch" or "skip-window"', nonFinite);
-    }
-    this.nonFinite = nonFinite;
-    this.varList = args.varList === undefined ? null : checkVarList(OWNER, args.varList);
+    const checked = checkAccumulatorArgs(OWNER, args);
+    this.optimizer = checked.optimizer;
+    checkOptimizerAlive(OWNER, this.optimizer);
+    this.accumulationSteps = checked.accumulationSteps;
+    this.averaging = checked.averaging;
+    this.clipNorm = checked.clipNorm;
+    this.nonFinite = checked.nonFinite;
+    this.varList = checked.varList;
     // With a varList, the optimizer sees the variables in its order from the first update on.
     this.slots = (this.varList ?? []).map((variable) => ({ variable, accumulator: null }));
   }
 
   /** Micro-steps taken so far. */
-  get microStep(): number {
-    return this.core.counters.microStep;
-  }
+  get microStep(): number { return this.core.counters.microStep; }
   /** Updates applied so far: the counter for learning-rate schedules and logs. */
-  get updateStep(): number {
-    return this.core.counters.updateStep;
-  }
+  get updateStep(): number { return this.core.counters.updateStep; }
   /** Epochs completed so far. */
-  get epoch(): number {
-    return this.core.counters.epoch;
-  }
+  get epoch(): number { return this.core.counters.epoch; }
   /** Micro-batches dropped for non-finite values (under either skip policy). */
-  get skippedMicroBatches(): number {
-    return this.core.counters.skippedMicroBatches;
-  }
+  get skippedMicroBatches(): number { return this.core.counters.skippedMicroBatches; }
   /** Windows dropped under `"skip-window"`. */
-  get skippedWindows(): number {
-    return this.core.counters.skippedWindows;
-  }
+  get skippedWindows(): number { return this.core.counters.skippedWindows; }
   /** Micro-batches counted in the window now open (0 right after an update). */
-  get pendingMicroBatches(): number {
-    return this.core.window.microBatches;
-  }
+  get pendingMicroBatches(): number { return this.core.window.microBatches; }
   /** The variables that have received a gradient so far, in the order the optimizer sees them; null before any. */
-  get variables(): readonly tf.Variable[] | null {
-    return this.slots.length === 0 ? null : this.slots.map((s) => s.variable);
-  }
+  get variables(): readonly tf.Variable[] | null { return this.slots.length === 0 ? null : this.slots.map((s) => s.variable); }
   /** A copy of the counters and the open window. */
-  get state(): AccumulatorCore {
-    return copyCore(this.core);
-  }
+  get state(): AccumulatorCore { return copyCore(this.core); }
 
   /**
    * One micro-step: computes this micro-batch's loss and gradient, adds the gradient to the
@@ -152,12 +112,12 @@ export class GradientAccumulator {
     if (sampleCount !== undefined && !isPositiveInteger(sampleCount)) {
       throw argumentError(OWNER, 'sampleCount', 'a positive integer (the micro-batch size), or left out', sampleCount);
     }
-    const handed = this.varList ?? defaultVarList();
+    const handed = this.varList ?? defaultVarList(OWNER);
     let counted: LossCount = { count: 1, unit: 'micro-batches', weight: 1 };
     const { gradients, meanLoss } = tidy(() => {
       const { value, gradients } = safeVariableGrads(OWNER, () => {
         const loss = lossFn();
-        counted = this.describeLoss(loss, sampleCount);
+        counted = countLoss(OWNER, this.averaging, loss, sampleCount);
         // Note: the objective is the micro-batch's summed loss (a per-sample loss summed, a mean
         // times sampleCount), so its gradient needs no scaling here; the division by the window's
         // sample count happens once, at the update.
@@ -269,7 +229,7 @@ export class GradientAccumulator {
         this.core = closedCore(next, false);
         return this.result(loss, counted.count, w, { skipped: 'window', applied: false, gradientNorm: null, windowSize });
       }
-      const gradientNorm = this.applyUpdate(order, sums, w.weight);
+      const gradientNorm = applyWindow({ optimizer: this.optimizer, variables: order, sums, weight: w.weight, clipNorm: this.clipNorm });
       this.slots = order.map((variable, i) => ({ variable, accumulator: this.slots[i]?.accumulator ?? null }));
       this.core = closedCore(next, true);
       return this.result(loss, counted.count, w, { skipped: null, applied: true, gradientNorm, windowSize });
@@ -289,47 +249,6 @@ export class GradientAccumulator {
       }
       return { variable, accumulator };
     });
-  }
-
-  /**
-   * Averages the sums, clips them if asked and applies them. If the optimizer throws, its slots,
-   * iteration count and the weights are restored before the error is rethrown.
-   *
-   * @returns The global norm before clipping, or null without clipping.
-   */
-  private applyUpdate(order: tf.Variable[], sums: (tf.Tensor | null)[], weight: number): number | null {
-    const clipNorm = this.clipNorm;
-    const present = sums.filter((s): s is tf.Tensor => s !== null);
-    const { gradients, factors } = tidy(() => {
-      const averaged = present.map((s) => tf.div(s, weight));
-      if (clipNorm === null) return { gradients: averaged, factors: null };
-      const { clipped, maxAbs, scaledNorm } = clipByGlobalNorm(averaged, clipNorm);
-      return { gradients: clipped, factors: tf.stack([maxAbs, scaledNorm]) };
-    });
-    let gradientNorm: number | null = null;
-    if (factors !== null) {
-      const [maxAbs, scaledNorm] = factors.dataSync();
-      factors.dispose();
-      gradientNorm = maxAbs * scaledNorm; // in float64: finite for every finite gradient
-    }
-    const named: tf.NamedTensorMap = {};
-    let k = 0;
-    // Every known variable, in a fixed order: tfjs optimizers keep their slots by position.
-    // Untouched ones reach it as null, exactly as optimizer.minimize passes them.
-    order.forEach((v, i) => {
-      named[v.name] = (sums[i] === null ? null : gradients[k++]) as tf.Tensor;
-    });
-    const snapshot = snapshotOptimizer(this.optimizer, order);
-    try {
-      this.optimizer.applyGradients(named);
-    } catch (error) {
-      snapshot.restore();
-      throw error;
-    } finally {
-      tf.dispose(gradients);
-    }
-    snapshot.release();
-    return gradientNorm;
   }
 
   /**
@@ -357,7 +276,7 @@ export class GradientAccumulator {
     }
     const touched = new Set(w.touched);
     const sums = this.slots.map((s) => (touched.has(s.variable.name) ? s.accumulator : null));
-    const gradientNorm = this.applyUpdate(this.slots.map((s) => s.variable), sums, w.weight);
+    const gradientNorm = applyWindow({ optimizer: this.optimizer, variables: this.slots.map((s) => s.variable), sums, weight: w.weight, clipNorm: this.clipNorm });
     this.core = closedCore(this.core, true);
     return result(true, gradientNorm);
   }
@@ -419,7 +338,7 @@ export class GradientAccumulator {
     const plan = await planRestore(owner, checked, {
       matchBy,
       known: this.slots.map((s) => s.variable),
-      candidates: this.varList ?? defaultVarList(),
+      candidates: this.varList ?? defaultVarList(OWNER),
       optimizer: includeOptimizer === false ? null : this.optimizer,
     });
     // All checks passed: commit. The optimizer first (its only await), restored if it throws.
@@ -449,35 +368,8 @@ export class GradientAccumulator {
     if (this.disposed) return;
     tf.dispose(this.slots.map((s) => s.accumulator).filter((a): a is tf.Variable => a !== null));
     this.slots = [];
-    if (keepOptimizer !== true && !disposedOptimizers.has(this.optimizer)) {
-      this.optimizer.dispose();
-      disposedOptimizers.add(this.optimizer);
-    }
+    if (keepOptimizer !== true) releaseOptimizer(this.optimizer);
     this.disposed = true;
-  }
-
-  private describeLoss(loss: unknown, sampleCount: number | undefined): LossCount {
-    const returned = () => verbatim(`a function that returned ${describe(loss)}`);
-    if (!(loss instanceof tf.Tensor)) {
-      throw argumentError(OWNER, 'lossFn', 'a function that returns a tf.Tensor (a scalar mean loss, or a 1-D per-sample loss)', returned());
-    }
-    if (loss.dtype !== 'float32') {
-      throw argumentError(OWNER, 'lossFn', 'a function that returns a float32 loss (tf.cast an integer loss first)', verbatim(`a function that returned a ${loss.dtype} tensor`));
-    }
-    if (this.averaging === 'per-micro-batch') {
-      if (loss.rank !== 0) throw argumentError(OWNER, 'lossFn', 'a function that returns a scalar mean loss under "per-micro-batch" averaging', returned());
-      return { count: 1, unit: 'micro-batches', weight: 1 };
-    }
-    if (loss.rank === 1) {
-      if (loss.size === 0) throw argumentError(OWNER, 'lossFn', 'a function that returns a scalar, or a non-empty 1-D per-sample loss', verbatim('a function that returned an empty vector'));
-      if (sampleCount !== undefined && sampleCount !== loss.size) {
-        throw argumentError(OWNER, 'sampleCount', `left out or equal to the per-sample loss length (${loss.size})`, sampleCount);
-      }
-      return { count: loss.size, unit: 'samples', weight: 1 };
-    }
-    if (loss.rank !== 0) throw argumentError(OWNER, 'lossFn', 'a function that returns a scalar mean loss or a 1-D per-sample loss', returned());
-    if (sampleCount !== undefined) return { count: sampleCount, unit: 'samples', weight: sampleCount };
-    return { count: 1, unit: 'micro-batches', weight: 1 };
   }
 
   private resolveWindowSize(): number {
@@ -509,52 +401,6 @@ export class GradientAccumulator {
 
   private checkAlive(): void {
     if (this.disposed) throw new Error(`${OWNER}: this accumulator was disposed; create a new one.`);
-    checkOptimizerAlive(this.optimizer);
+    checkOptimizerAlive(OWNER, this.optimizer);
   }
-}
-
-/** The state after a window ends: counters advanced, a fresh window. */
-function closedCore(core: AccumulatorCore, applied: boolean): AccumulatorCore {
-  const next = copyCore(core);
-  if (applied) next.counters.updateStep += 1;
-  else next.counters.skippedWindows += 1;
-  next.window = emptyWindow();
-  return next;
-}
-
-function checkOptimizerAlive(optimizer: tf.Optimizer): void {
-  if (disposedOptimizers.has(optimizer)) {
-    throw new Error(
-      `${OWNER}: its optimizer was disposed by another GradientAccumulator (or AccumulatingOptimizer) that shared it. ` +
-        'Give each accumulator its own optimizer, or dispose the other one with { keepOptimizer: true }.',
-    );
-  }
-}
-
-/** The variables `optimizer.minimize` would train: every registered trainable variable. */
-function defaultVarList(): tf.Variable[] {
-  const vars = Object.values(tf.engine().registeredVariables).filter((v) => v.trainable);
-  if (vars.length === 0) {
-    throw argumentError(OWNER, 'varList', 'given, or left out only once a model exists (no trainable variables are registered yet)', undefined);
-  }
-  return vars;
-}
-
-/** Checks a user's varList and unwraps LayerVariables. */
-export function checkVarList(owner: string, varList: unknown): tf.Variable[] {
-  if (!Array.isArray(varList) || varList.length === 0) {
-    throw argumentError(owner, 'varList', 'a non-empty array of trainable tf.Variables (or model.trainableWeights), or left out', varList);
-  }
-  const seen = new Set<string>();
-  return varList.map((item: TrainableVariable, i) => {
-    const v = item instanceof tf.Variable ? item : typeof item?.read === 'function' ? item.read() : item;
-    if (!(v instanceof tf.Variable)) throw argumentError(owner, `varList[${i}]`, 'a tf.Variable or a LayerVariable', item);
-    if (v.isDisposed || tf.engine().registeredVariables[v.name] !== v) {
-      throw argumentError(owner, `varList[${i}]`, 'a live, registered tf.Variable', verbatim(`the unknown or disposed variable "${v.name}"`));
-    }
-    if (!v.trainable) throw argumentError(owner, `varList[${i}]`, 'a trainable variable', verbatim(`the non-trainable variable "${v.name}"`));
-    if (seen.has(v.name)) throw argumentError(owner, `varList[${i}]`, 'listed once', verbatim(`the variable "${v.name}" a second time`));
-    seen.add(v.name);
-    return v;
-  });
 }

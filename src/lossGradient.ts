@@ -1,5 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { argumentError, describe, verbatim } from './errors';
+import { Averaging, Unit } from './state';
 
 /**
  * From a loss function to its gradients, with nothing left behind when the loss throws. Shared
@@ -59,4 +60,40 @@ export function safeVariableGrads(
     throw failure;
   }
   return { value: result.value, gradients: vars.map((v) => result.grads[v.name] ?? null) };
+}
+
+/** How a micro-batch counts: `count` samples (or one unit), its loss objective scaled by `weight`. */
+export interface LossCount {
+  count: number;
+  unit: Unit;
+  weight: number;
+}
+
+/**
+ * Checks what `lossFn` returned and says how the micro-batch counts: a 1-D per-sample loss
+ * counts its length, a scalar mean with `sampleCount` counts that many samples (its objective is
+ * scaled by it), and a scalar alone counts as one unit.
+ */
+export function countLoss(owner: string, averaging: Averaging, loss: unknown, sampleCount: number | undefined): LossCount {
+  const returned = () => verbatim(`a function that returned ${describe(loss)}`);
+  if (!(loss instanceof tf.Tensor)) {
+    throw argumentError(owner, 'lossFn', 'a function that returns a tf.Tensor (a scalar mean loss, or a 1-D per-sample loss)', returned());
+  }
+  if (loss.dtype !== 'float32') {
+    throw argumentError(owner, 'lossFn', 'a function that returns a float32 loss (tf.cast an integer loss first)', verbatim(`a function that returned a ${loss.dtype} tensor`));
+  }
+  if (averaging === 'per-micro-batch') {
+    if (loss.rank !== 0) throw argumentError(owner, 'lossFn', 'a function that returns a scalar mean loss under "per-micro-batch" averaging', returned());
+    return { count: 1, unit: 'micro-batches', weight: 1 };
+  }
+  if (loss.rank === 1) {
+    if (loss.size === 0) throw argumentError(owner, 'lossFn', 'a function that returns a scalar, or a non-empty 1-D per-sample loss', verbatim('a function that returned an empty vector'));
+    if (sampleCount !== undefined && sampleCount !== loss.size) {
+      throw argumentError(owner, 'sampleCount', `left out or equal to the per-sample loss length (${loss.size})`, sampleCount);
+    }
+    return { count: loss.size, unit: 'samples', weight: 1 };
+  }
+  if (loss.rank !== 0) throw argumentError(owner, 'lossFn', 'a function that returns a scalar mean loss or a 1-D per-sample loss', returned());
+  if (sampleCount !== undefined) return { count: sampleCount, unit: 'samples', weight: sampleCount };
+  return { count: 1, unit: 'micro-batches', weight: 1 };
 }

@@ -9,9 +9,9 @@ import { GradientAccumulator } from './gradientAccumulator';
  * "Memory and speed" notebook, so both report the same quantities the same way.
  */
 
-/** Options of {@link timeCall}. */
+/** Options of {@link timeCall} and {@link timeCalls}. */
 export interface TimeCallArgs {
-  /** Seconds of timed calls after the warm-up. Default 1. */
+  /** Seconds of timed calls after the warm-up (per function, for {@link timeCalls}). Default 1. */
   seconds?: number;
   /** Warm-up calls before timing (V8 and XNNPACK prepare on first calls). Default 3. */
   warmup?: number;
@@ -21,32 +21,51 @@ export interface TimeCallArgs {
   minReps?: number;
   /** A call slower than this (ms) in the warm-up is timed only once. Default 1,500. */
   slowCallMs?: number;
+  /** {@link timeCalls} only: rounds in which the functions take turns. Default 5. */
+  rounds?: number;
 }
 
-/** The result of {@link timeCall}. */
+/** The result of {@link timeCall}: wall-clock statistics over the timed calls. */
 export interface Timing {
-  /** Process CPU time per call, ms. */
+  /** Median wall-clock time per call, ms: the number to compare. */
   ms: number;
-  /** Wall-clock time per call, ms. */
+  /** Fastest call, ms. */
+  minMs: number;
+  /** Slowest call, ms. */
+  maxMs: number;
+  /** Mean wall-clock time per call, ms. */
   wallMs: number;
+  /** Process CPU time per call, ms (all threads added up, so above `wallMs` when several run). */
+  cpuMs: number;
   /** Timed calls. */
   reps: number;
+  /** Wall-clock time of each timed call, ms, in order. */
+  samples: number[];
 }
 
-/**
- * Mean time of `fn` after a warm-up.
- *
- * Note: `ms` is process CPU time, not wall time. Training here is single-threaded (wasm without
- * threads, cpu, PyTorch on one thread), so on an idle machine the two agree, and on a shared
- * machine CPU time does not count the time the scheduler gave to other processes.
- */
-export function timeCall(fn: () => void, args: TimeCallArgs = {}): Timing {
-  const seconds = args.seconds ?? 1;
+/** The median of a non-empty list. */
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/** Statistics of wall-clock samples (ms) and the process CPU time they took (ms). */
+export function timingOf(samples: number[], cpuMs: number): Timing {
+  const total = samples.reduce((a, b) => a + b, 0);
+  return { ms: median(samples), minMs: Math.min(...samples), maxMs: Math.max(...samples), wallMs: total / samples.length, cpuMs: cpuMs / samples.length, reps: samples.length, samples };
+}
+
+function checkTiming(owner: string, args: TimeCallArgs): void {
+  if (args.seconds !== undefined && !(typeof args.seconds === 'number' && args.seconds >= 0)) throw argumentError(owner, 'seconds', 'a number ≥ 0', args.seconds);
+  if (args.rounds !== undefined && !(Number.isInteger(args.rounds) && args.rounds >= 1)) throw argumentError(owner, 'rounds', 'an integer ≥ 1', args.rounds);
+}
+
+/** Warms `fn` up; returns the duration of its last warm-up call, ms. */
+function warmUp(fn: () => void, args: TimeCallArgs): number {
   const warmup = args.warmup ?? 3;
   const warmupSeconds = args.warmupSeconds ?? 0.5;
   const slowCallMs = args.slowCallMs ?? 1500;
-  let minReps = args.minReps ?? 3;
-  if (!(seconds >= 0)) throw argumentError('timeCall', 'seconds', 'a number ≥ 0', seconds);
   let last = 0;
   const warmStart = performance.now();
   for (let i = 0; i < warmup || (performance.now() - warmStart) / 1000 < warmupSeconds; i++) {
@@ -55,16 +74,55 @@ export function timeCall(fn: () => void, args: TimeCallArgs = {}): Timing {
     last = performance.now() - t;
     if (last > slowCallMs || warmup === 0) break;
   }
-  if (last > slowCallMs) minReps = 1;
-  let reps = 0;
+  return last;
+}
+
+/** Calls `fn` for `seconds` (and at least `minReps` times), adding each call's wall time to `samples`; returns the CPU ms used. */
+function sample(fn: () => void, seconds: number, minReps: number, samples: number[]): number {
   const start = performance.now();
   const cpuStart = process.cpuUsage();
+  let reps = 0;
   do {
+    const t = performance.now();
     fn();
+    samples.push(performance.now() - t);
     reps++;
   } while (reps < minReps || (performance.now() - start) / 1000 < seconds);
   const cpu = process.cpuUsage(cpuStart);
-  return { ms: (cpu.user + cpu.system) / 1000 / reps, wallMs: (performance.now() - start) / reps, reps };
+  return (cpu.user + cpu.system) / 1000;
+}
+
+/**
+ * Wall-clock time of `fn` after a warm-up: median, min and max over the timed calls.
+ *
+ * Note: the median of wall-clock times, not process CPU time. CPU time adds up every thread, so
+ * it cannot compare a single-threaded tfjs with a multi-threaded BLAS; the median is what a user
+ * waits for, and the spread (min, max) shows how much other processes on the machine disturbed it.
+ */
+export function timeCall(fn: () => void, args: TimeCallArgs = {}): Timing {
+  checkTiming('timeCall', args);
+  const last = warmUp(fn, args);
+  const minReps = last > (args.slowCallMs ?? 1500) ? 1 : args.minReps ?? 3;
+  const samples: number[] = [];
+  const cpuMs = sample(fn, args.seconds ?? 1, minReps, samples);
+  return timingOf(samples, cpuMs);
+}
+
+/**
+ * Times several functions in turns: `rounds` rounds, each giving every function
+ * `seconds / rounds` of calls, so that a change of load on a shared machine falls on all of them
+ * alike and their ratios stay fair. Returns one {@link Timing} per function, in order.
+ */
+export function timeCalls(fns: (() => void)[], args: TimeCallArgs = {}): Timing[] {
+  checkTiming('timeCalls', args);
+  const rounds = args.rounds ?? 5;
+  const seconds = (args.seconds ?? 1) / rounds;
+  const minReps = Math.max(1, Math.ceil((args.minReps ?? 3) / rounds));
+  fns.forEach((fn) => warmUp(fn, args));
+  const samples = fns.map(() => [] as number[]);
+  const cpu = fns.map(() => 0);
+  for (let r = 0; r < rounds; r++) fns.forEach((fn, i) => (cpu[i] += sample(fn, seconds, minReps, samples[i])));
+  return fns.map((_, i) => timingOf(samples[i], cpu[i]));
 }
 
 /** Peak backend memory (bytes) that `fn` allocates above what was allocated before it ran. */
@@ -90,16 +148,20 @@ export interface MeasureAccumulationArgs {
   microBatches: Batch[];
   /** The same number of samples as one batch, for the plain step compared with. Required. */
   batch: Batch;
-  /** Options of each timing. Default: those of {@link timeCall}. */
+  /** Options of each timing. Default: those of {@link timeCalls}. */
   timing?: TimeCallArgs;
 }
 
 /** What {@link measureAccumulation} found. */
 export interface AccumulationMeasurement {
-  /** Time of one window: `accumulationSteps` micro-steps and the update, ms. */
+  /** Median wall-clock time of one window: `accumulationSteps` micro-steps and the update, ms. */
   windowMs: number;
-  /** Time of one plain SGD step on the whole batch, ms. */
+  /** Median wall-clock time of one plain SGD step on the whole batch, ms (timed in turns with the window). */
   stepMs: number;
+  /** The window's timing: min, max and samples beside the median. */
+  window: Timing;
+  /** The step's timing. */
+  step: Timing;
   /** windowMs / stepMs. */
   timeRatio: number;
   /**
@@ -163,8 +225,7 @@ export async function measureAccumulation(args: MeasureAccumulationArgs): Promis
     for (const m of microBatches) accumulator.step(lossOf(m), { sampleCount: microBatchSize });
   };
   try {
-    const windowTime = timeCall(window, timing);
-    const stepTime = timeCall(plainStep(optimizer, batch), timing);
+    const [windowTime, stepTime] = timeCalls([window, plainStep(optimizer, batch)], timing);
 
     // `step` folds the micro-batch size into the loss, so its gradients arrive weighted: time
     // addGradients without a sampleCount, as step pays it.
@@ -172,10 +233,15 @@ export async function measureAccumulation(args: MeasureAccumulationArgs): Promis
     value.dispose();
     let bookkeepingMs: number;
     try {
-      const adding = timeCall(() => {
-        for (let i = 0; i < microBatches.length; i++) accumulator.addGradients(grads);
-      }, timing);
-      const applying = timeCall(() => optimizer.applyGradients(grads), timing);
+      const [adding, applying] = timeCalls(
+        [
+          () => {
+            for (let i = 0; i < microBatches.length; i++) accumulator.addGradients(grads);
+          },
+          () => optimizer.applyGradients(grads),
+        ],
+        timing,
+      );
       bookkeepingMs = Math.max(0, adding.ms - applying.ms);
     } finally {
       tf.dispose(grads);
@@ -193,6 +259,8 @@ export async function measureAccumulation(args: MeasureAccumulationArgs): Promis
     return {
       windowMs: windowTime.ms,
       stepMs: stepTime.ms,
+      window: windowTime,
+      step: stepTime,
       timeRatio: windowTime.ms / stepTime.ms,
       bookkeepingMs,
       bookkeepingShare: bookkeepingMs / windowTime.ms,

@@ -73,3 +73,37 @@ export function snapshotOptimizer(optimizer: tf.Optimizer, variables: readonly t
     },
   };
 }
+
+/**
+ * Disposes a tfjs optimizer and every tensor it still holds in its own fields afterwards.
+ *
+ * Note: tfjs's `MomentumOptimizer.dispose` does not call `SGDOptimizer.dispose`, so the
+ * learning-rate scalar `c` of every momentum optimizer is never freed; an accumulator that owns
+ * its optimizer frees it here.
+ */
+export function disposeOptimizer(optimizer: tf.Optimizer): void {
+  optimizer.dispose();
+  for (const value of Object.values(optimizer as unknown as Record<string, unknown>)) {
+    if (value instanceof tf.Tensor && !value.isDisposed) value.dispose();
+  }
+}
+
+/** Optimizers disposed by an accumulator, so that a second one sharing them fails by name. */
+const disposedOptimizers = new WeakSet<tf.Optimizer>();
+
+/** Disposes an optimizer an accumulator owns (once) and remembers it, for {@link checkOptimizerAlive}. */
+export function releaseOptimizer(optimizer: tf.Optimizer): void {
+  if (disposedOptimizers.has(optimizer)) return;
+  disposeOptimizer(optimizer);
+  disposedOptimizers.add(optimizer);
+}
+
+/** Throws a named error when an accumulator disposed this optimizer (two accumulators shared it). */
+export function checkOptimizerAlive(owner: string, optimizer: tf.Optimizer): void {
+  if (disposedOptimizers.has(optimizer)) {
+    throw new Error(
+      `${owner}: its optimizer was disposed by another GradientAccumulator (or AccumulatingOptimizer) that shared it. ` +
+        'Give each accumulator its own optimizer, or dispose the other one with { keepOptimizer: true }.',
+    );
+  }
+}

@@ -99,6 +99,15 @@ export function initialCore(): AccumulatorCore {
   return { counters: { microStep: 0, updateStep: 0, epoch: 0, skippedMicroBatches: 0, skippedWindows: 0 }, window: emptyWindow() };
 }
 
+/** The state after a window ends: counters advanced, a fresh window. */
+export function closedCore(core: AccumulatorCore, applied: boolean): AccumulatorCore {
+  const next = copyCore(core);
+  if (applied) next.counters.updateStep += 1;
+  else next.counters.skippedWindows += 1;
+  next.window = emptyWindow();
+  return next;
+}
+
 /** A deep copy, so that a state handed out can never alias the live one. */
 export function copyCore(core: AccumulatorCore): AccumulatorCore {
   return { counters: { ...core.counters }, window: { ...core.window, touched: [...core.window.touched] } };

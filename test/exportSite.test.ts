@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { exportSite, type SiteReport } from '../scripts/exportSite';
 import { figureBundle, lineChart, PLOTLY_MIME } from '../src/plot';
+import { HOSTILE, writeHostileNotebooks } from './fixtures/hostileNotebooks';
 
 // Executed notebooks written here by hand, with every kind of output the exporter must handle;
 // the browser test (test/e2e/browser.e2e.ts) opens a site made from really executed ones.
@@ -169,34 +170,7 @@ describe('exportSite', () => {
   });
 });
 
-/** Markup a hostile notebook tries to inject; found in a page only if something was not escaped. */
-export const HOSTILE = {
-  name: '09-"><img src=x onerror="window.__pwned=1">',
-  markup: '<img src=x onerror="window.__pwned=2">',
-};
 const INJECTED = /<img src=x|<script>window\.__pwned|onerror="window/;
-
-/** Executed notebooks whose file name, runner metadata and timing fields all carry markup. */
-export function writeHostileNotebooks(dir: string): void {
-  fs.mkdirSync(dir, { recursive: true });
-  const m = HOSTILE.markup;
-  const nb = {
-    nbformat: 4,
-    nbformat_minor: 5,
-    metadata: {
-      kernelspec: { name: 'tslab', display_name: 'TypeScript', language: 'typescript' },
-      'tfjs-accumulate': {
-        runner: { status: 'failed', executedCells: m, codeCells: m, totalMs: m, startupMs: m, executedAt: m, cells: [], error: { cell: `1"><script>window.__pwned=3</script>`, kind: m, text: m } },
-      },
-    },
-    cells: [
-      md(`# Hostile ${m.replace(/</g, '\\<')}\nA subtitle.\n\n## Section`),
-      { cell_type: 'code', metadata: { execution: { 'iopub.execute_input': m, 'shell.execute_reply': m } }, source: `const x = "${m}";`, outputs: [{ output_type: 'stream', name: m, text: m }], execution_count: m },
-    ],
-  };
-  fs.writeFileSync(path.join(dir, `${HOSTILE.name}.ipynb`), JSON.stringify(nb));
-  fs.writeFileSync(path.join(dir, '10-plain.ipynb'), JSON.stringify(notebook([md('# Plain\nA page after the hostile one.')])));
-}
 
 describe('exportSite with hostile notebook names and metadata', () => {
   let dir: string;

@@ -76,3 +76,42 @@ export function assertThrowsMentioning(fn: () => unknown, ...fragments: string[]
     return true;
   });
 }
+
+/**
+ * The seed of every fast-check property: fixed, so runs are reproducible; override it with
+ * `FC_SEED=123 node --import tsx --test test/properties.test.ts`. A failure reports the seed,
+ * the path and the shrunk counterexample (fast-check's message).
+ */
+export const FC_SEED = Number(process.env.FC_SEED ?? 20261130);
+
+/** fast-check parameters with the shared seed; `numRuns` keeps each suite within its time budget. */
+export function fcParameters(numRuns: number): { seed: number; numRuns: number; endOnFailure: boolean } {
+  return { seed: FC_SEED, numRuns, endOnFailure: false };
+}
+
+/** A Dense net `inputs` → `hidden` (tanh) → 1 whose weights depend only on `seed`. */
+export function denseNet(inputs: number, hidden: number, seed: number): tf.Sequential {
+  return tf.sequential({
+    layers: [
+      tf.layers.dense({ units: hidden, inputShape: [inputs], activation: 'tanh', kernelInitializer: tf.initializers.glorotUniform({ seed }) }),
+      tf.layers.dense({ units: 1, kernelInitializer: tf.initializers.glorotUniform({ seed: seed + 1 }), biasInitializer: tf.initializers.randomNormal({ seed: seed + 2, stddev: 0.1 }) }),
+    ],
+  });
+}
+
+/** `n` seeded samples with `inputs` features and one target. */
+export function samples(n: number, inputs: number, seed: number): { xs: tf.Tensor2D; ys: tf.Tensor2D } {
+  return tf.tidy(() => ({
+    xs: tf.randomNormal([n, inputs], 0, 1, 'float32', seed) as tf.Tensor2D,
+    ys: tf.randomNormal([n, 1], 0, 1, 'float32', seed + 7919) as tf.Tensor2D,
+  }));
+}
+
+/** The optimizers the properties draw from, by name. */
+export const OPTIMIZERS = {
+  sgd: () => tf.train.sgd(0.1),
+  momentum: () => tf.train.momentum(0.05, 0.9),
+  adam: () => tf.train.adam(0.01),
+  rmsprop: () => tf.train.rmsprop(0.01),
+} as const;
+export type OptimizerName = keyof typeof OPTIMIZERS;

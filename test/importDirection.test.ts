@@ -9,7 +9,7 @@ import * as ts from 'typescript';
  * `exports`): the core (`tfjs-accumulate`), the backend (`tfjs-accumulate/backend`) and the
  * tutorial (`tfjs-accumulate/tutorial`). Imports may only point the way the arrow does:
  *
- *     tutorial -> backend -> core
+ *     tutorial -> parallel -> backend -> core  (parallel: Node's worker threads)
  *
  * so a user of the accumulator never loads the kernels, the plots, MNIST or the experiments, and
  * the root entry stays small and browser-safe. Every source file is parsed with the TypeScript
@@ -18,7 +18,7 @@ import * as ts from 'typescript';
  * only tfjs and reads no Node global (`process`, `require`, ...).
  */
 
-type Part = 'core' | 'backend' | 'tutorial';
+type Part = 'core' | 'backend' | 'parallel' | 'tutorial';
 
 /**
  * Files and folders (relative to `src/`, `/`-separated) outside the core. Everything else is
@@ -26,6 +26,7 @@ type Part = 'core' | 'backend' | 'tutorial';
  */
 const PARTS: Record<Exclude<Part, 'core'>, string[]> = {
   backend: ['backend.ts', 'kernels/', 'entries/backend.ts'],
+  parallel: ['parallel/', 'entries/parallel.ts'],
   tutorial: ['models.ts', 'measure.ts', 'stepTimer.ts', 'plot.ts', 'plot/', 'data/', 'experiments/', 'entries/tutorial.ts'],
 };
 
@@ -33,7 +34,9 @@ const PARTS: Record<Exclude<Part, 'core'>, string[]> = {
 const MAY_IMPORT: Record<Part, Part[]> = {
   core: ['core'],
   backend: ['core', 'backend'],
-  tutorial: ['core', 'backend', 'tutorial'],
+  // Worker threads pick their backend like the main thread does; nothing else may load them.
+  parallel: ['core', 'backend', 'parallel'],
+  tutorial: ['core', 'backend', 'parallel', 'tutorial'],
 };
 
 /**
@@ -49,6 +52,7 @@ const NODE_GLOBALS = new Set(['process', 'require', '__dirname', '__filename', '
 const SELF: Record<string, Part> = {
   'tfjs-accumulate': 'core',
   'tfjs-accumulate/backend': 'backend',
+  'tfjs-accumulate/parallel': 'parallel',
   'tfjs-accumulate/tutorial': 'tutorial',
 };
 
@@ -169,7 +173,7 @@ describe('the direction of imports in src/ (tutorial -> backend -> core)', () =>
 
   it('covers every part of the package', () => {
     const parts = new Set([...files.keys()].map(partOf));
-    assert.deepEqual([...parts].sort(), ['backend', 'core', 'tutorial']);
+    assert.deepEqual([...parts].sort(), ['backend', 'core', 'parallel', 'tutorial']);
     assert.equal(partOf('index.ts'), 'core');
     assert.equal(partOf('gradientAccumulator.ts'), 'core');
     assert.equal(partOf('norm/groupNormalization.ts'), 'core');

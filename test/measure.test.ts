@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { measureAccumulation, peakBytesAbove, timeCall } from '../src/measure';
+import { measureAccumulation, median, peakBytesAbove, timeCall, timeCalls } from '../src/measure';
 import { assertThrowsMentioning, batch, denseModel, split } from './helpers';
 
 describe('measuring accumulation', () => {
@@ -10,7 +10,31 @@ describe('measuring accumulation', () => {
     const t = timeCall(() => calls++, { seconds: 0, warmup: 2, warmupSeconds: 0, minReps: 5 });
     assert.equal(t.reps, 5);
     assert.equal(calls, 7);
-    assert.ok(t.ms >= 0 && t.wallMs >= 0);
+    assert.equal(t.samples.length, 5);
+    assert.ok(t.minMs <= t.ms && t.ms <= t.maxMs && t.wallMs >= 0 && t.cpuMs >= 0);
+  });
+
+  it('median of odd and even lists', () => {
+    assert.equal(median([3, 1, 2]), 2);
+    assert.equal(median([4, 1, 3, 2]), 2.5);
+  });
+
+  it('timeCalls gives each function its turn in every round', () => {
+    const order: string[] = [];
+    const [a, b] = timeCalls([() => order.push('a'), () => order.push('b')], { seconds: 0, warmup: 1, warmupSeconds: 0, minReps: 3, rounds: 3 });
+    // One warm-up each, then a, b, a, b, a, b: turns, not one block after the other.
+    assert.deepEqual(order, ['a', 'b', 'a', 'b', 'a', 'b', 'a', 'b']);
+    assert.equal(a.reps, 3);
+    assert.equal(b.reps, 3);
+  });
+
+  it('a slow function shows as slow next to a fast one', () => {
+    const spin = (ms: number) => () => {
+      const end = performance.now() + ms;
+      while (performance.now() < end);
+    };
+    const [slow, fast] = timeCalls([spin(2), spin(0.2)], { seconds: 0.05, warmup: 1, warmupSeconds: 0, rounds: 2 });
+    assert.ok(slow.minMs >= 2 && fast.ms < slow.ms, `${slow.ms} vs ${fast.ms}`);
   });
 
   it('peakBytesAbove counts what a function allocates, even if it frees it', async () => {
@@ -28,6 +52,8 @@ describe('measuring accumulation', () => {
     assert.equal(tf.memory().numTensors, before);
     assert.ok(m.windowMs > 0 && m.stepMs > 0 && m.bookkeepingMs >= 0);
     assert.equal(m.timeRatio, m.windowMs / m.stepMs);
+    assert.equal(m.windowMs, m.window.ms);
+    assert.ok(m.window.minMs <= m.windowMs && m.windowMs <= m.window.maxMs);
     assert.equal(m.parameterBytes, 4 * (10 * 8 + 8 + 8 + 1));
     assert.ok(m.peakBytes.window > 0 && m.peakBytes.step > 0 && m.peakBytes.microStep > 0);
     assert.ok(m.memoryRatio <= 1.1 * m.memoryRatioTheory, `${m.memoryRatio} vs ${m.memoryRatioTheory}`);
@@ -44,6 +70,7 @@ describe('measuring accumulation', () => {
     await assert.rejects(measureAccumulation({ ...args, microBatches: split(data, [3, 5]) }), /micro-batches of one size/);
     await assert.rejects(measureAccumulation({ ...args, batch: split(data, [4, 4])[0] }), /batch must be a batch of 8 samples/);
     assertThrowsMentioning(() => timeCall(() => {}, { seconds: -1 }), 'seconds');
+    assertThrowsMentioning(() => timeCalls([() => {}], { rounds: 0 }), 'rounds');
     model.dispose();
   });
 });

@@ -98,6 +98,29 @@
     });
     return loading;
   }
+  // Plotly never wraps a title; on a narrow screen it would run off both edges, so it is broken
+  // into lines at spaces and set a little smaller.
+  function fitTitle(layout, width) {
+    var title = layout.title;
+    if (typeof title === 'string') title = { text: title };
+    if (!title || !title.text || width >= 640) return;
+    var perLine = Math.max(16, Math.floor(width / 8.5));
+    var lines = [];
+    var line = '';
+    title.text.split(' ').forEach(function (word) {
+      if (line && (line + ' ' + word).length > perLine) {
+        lines.push(line);
+        line = word;
+      } else {
+        line = line ? line + ' ' + word : word;
+      }
+    });
+    if (line) lines.push(line);
+    layout.title = Object.assign({}, title, { text: lines.join('<br>'), font: Object.assign({}, title.font, { size: 14 }) });
+    var margin = Object.assign({ t: 50 }, layout.margin);
+    margin.t = Math.max(margin.t, 24 + 18 * lines.length);
+    layout.margin = margin;
+  }
   function draw(figure) {
     if (figure.getAttribute('data-state')) return;
     figure.setAttribute('data-state', 'loading');
@@ -105,6 +128,7 @@
       function (Plotly) {
         var fig = JSON.parse(figure.querySelector('script.plotly-data').textContent);
         var target = figure.querySelector('.plotly-target');
+        fitTitle(fig.layout, target.clientWidth);
         return Plotly.newPlot(target, fig.data, fig.layout, { displaylogo: false, displayModeBar: false, responsive: true }).then(function () {
           figure.classList.add('drawn');
           figure.setAttribute('data-state', 'drawn');

@@ -8,3 +8,5 @@ export { selectBackend, describeEnvironment, BACKEND_PREFERENCES, BACKEND_ENV_VA
 export type { BackendPreference, SelectBackendArgs, EnvironmentReport } from '../backend';
 export { installFastKernels, uninstallFastKernels, installedFastKernels, FAST_KERNEL_BACKENDS } from '../kernels';
 export type { KernelReplacement, FastKernelBackend } from '../kernels';
+export { measureSimdPeak } from '../kernels/simdPeak';
+export type { SimdPeak, SimdPeakArgs } from '../kernels/simdPeak';

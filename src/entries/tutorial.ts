@@ -11,7 +11,7 @@ export type { MicroBatch, SyntheticDataArgs } from '../data/synthetic';
 export { loadMnist, mnistMicroBatches } from '../data/mnist';
 export type { MnistData, MnistSplit, MnistArgs, MicroBatchIteratorArgs } from '../data/mnist';
 export { seededRandom, seededNormal, shuffledIndices } from '../data/random';
-export { measureAccumulation, peakBytesAbove, timeCall } from '../measure';
+export { measureAccumulation, median, peakBytesAbove, timeCall, timeCalls } from '../measure';
 export { timeTrainingStep } from '../stepTimer';
 export type { TimeTrainingStepArgs } from '../stepTimer';
 export { weightsOf, maxRelativeDifference } from '../weights';
@@ -21,3 +21,5 @@ export { lineChart, barChart, baseLayout, PALETTE, PLOTLY_MIME, figureBundle, sh
 export type { PlotlyFigure, PlotlyTrace, Series, LineChartArgs, BarChartArgs, DisplayBundle, TableRow, TableArgs, TableBundle } from '../plot';
 export { runNormExperiment, batchStatisticsDeviation, testErrorOf, testErrorSpread, NORM_EXPERIMENT_PRESETS, WU_HE_2018 } from '../experiments/normExperiment';
 export type { NormExperimentArgs, NormExperimentProgress, NormExperimentResult, NormRunRecord, NormSummaryRow, StatisticsDeviation } from '../experiments/normExperiment';
+export { measureParallelWindow } from '../parallel/measure';
+export type { ParallelMeasurement, MeasureParallelArgs, ParallelWindowTiming } from '../parallel/measure';

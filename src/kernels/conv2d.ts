@@ -3,6 +3,7 @@ import { CpuBackend, cpuValues } from './cpuData';
 import { gemm, transposeInto } from './gemm';
 import { im2col } from './im2col';
 import { biasAndActivation, FUSED_ACTIVATIONS } from './matMul';
+import { notingAttrs } from './fusedGradients';
 import { KernelArgs, KernelFn, KernelPatch } from './registry';
 
 /**
@@ -63,5 +64,5 @@ function fusedConv2dPatch(stock: KernelFn | undefined): KernelFn {
 /** The patches of this file. */
 export const conv2dPatches: KernelPatch[] = [
   { kernelName: 'Conv2D', backendName: 'cpu', description: 'im2col + register-blocked JS product instead of six nested loops', build: conv2dPatch },
-  { kernelName: 'FusedConv2D', backendName: 'cpu', description: 'the same convolution, then the stock bias add and activation', build: fusedConv2dPatch },
+  { kernelName: 'FusedConv2D', backendName: 'cpu', description: 'the same convolution, then the stock bias add and activation', build: (stock) => notingAttrs(fusedConv2dPatch(stock)) },
 ];

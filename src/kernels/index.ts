@@ -1,4 +1,5 @@
 import { activationPatches } from './activation';
+import { addCheckedPatches } from './addChecked';
 import { batchNormPatches } from './batchNorm';
 import { batchNormGradientPatch, batchNormGradPatches } from './batchNormGrad';
 import { broadcastBinaryPatches } from './broadcastBinary';
@@ -6,6 +7,7 @@ import { conv2dPatches } from './conv2d';
 import { conv2dBackpropFilterPatches } from './conv2dBackpropFilter';
 import { conv2dBackpropInputPatches } from './conv2dBackpropInput';
 import { depthwiseConv2dGradPatches } from './depthwiseConv2dGrad';
+import { fusedGradientPatches, noteFusedAttrsEverywhere, restoreFusedKernels } from './fusedGradients';
 import { identityPatches } from './identity';
 import { leadingAxisReducePatches } from './leadingAxisReduce';
 import { matMulPatches } from './matMul';
@@ -46,6 +48,7 @@ const ALL_PATCHES: KernelPatch[] = [
   ...identityPatches,
   ...broadcastBinaryPatches,
   ...activationPatches,
+  ...addCheckedPatches,
 ];
 
 /** One replaced or added kernel, as the environment report lists it. */
@@ -65,15 +68,17 @@ export function fastKernelPatches(backendName: FastKernelBackend): KernelPatch[]
 
 /**
  * Registers the replacement kernels for `backendName` (`"wasm"` or `"cpu"`), and the fused
- * BatchNorm, Sum and Mean gradients that use them. Idempotent; the stock kernels stay reachable for the cases
+ * BatchNorm, fused matMul and conv2d, Sum and Mean gradients that use them. Idempotent; the stock kernels stay reachable for the cases
  * a replacement does not cover, and `uninstallFastKernels` restores them.
  */
 export function installFastKernels(backendName: FastKernelBackend): KernelReplacement[] {
   if (!FAST_KERNEL_BACKENDS.includes(backendName)) {
     throw new Error(`installFastKernels: backendName must be one of ${FAST_KERNEL_BACKENDS.map((b) => `"${b}"`).join(', ')}; got ${JSON.stringify(backendName)}.`);
   }
+  // Before our patches, so that the stock kernels they replace and restore note their attributes.
+  noteFusedAttrsEverywhere();
   installKernels(fastKernelPatches(backendName));
-  installGradients([batchNormGradientPatch, ...reduceGradientPatches]);
+  installGradients([batchNormGradientPatch, ...fusedGradientPatches, ...reduceGradientPatches]);
   return installedFastKernels(backendName);
 }
 
@@ -83,6 +88,8 @@ export function installFastKernels(backendName: FastKernelBackend): KernelReplac
  */
 export function uninstallFastKernels(backendName?: FastKernelBackend): void {
   uninstallKernels(backendName);
+  // The fused-product gradient is gone with the last backend's kernels: so are its notes.
+  if (listInstalledKernels().length === 0) restoreFusedKernels();
   clearWeightCache();
 }
 
@@ -95,3 +102,5 @@ export function installedFastKernels(backendName?: string): KernelReplacement[] 
 
 export { clearWeightCache, weightCacheSize } from './weightCache';
 export { BATCH_NORM_GRAD } from './batchNormGrad';
+export { addChecked, ADD_CHECKED } from './addChecked';
+export type { CheckedSum } from './addChecked';

@@ -1,5 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { CpuBackend, cpuValues } from './cpuData';
+import { notingAttrs } from './fusedGradients';
 import { gemm, transposeInto } from './gemm';
 import { KernelArgs, KernelFn, KernelPatch } from './registry';
 import { disposeAll, runStock, sizeOf, WasmBackend } from './wasmHeap';
@@ -219,7 +220,7 @@ export const matMulPatches: KernelPatch[] = [
     kernelName: '_FusedMatMul',
     backendName: 'wasm',
     description: 'transposed fused products through an explicit transpose and XNNPACK (the stock scalar path also misplaces the bias)',
-    build: fusedMatMulWasm,
+    build: (stock) => notingAttrs(fusedMatMulWasm(stock)),
   },
   {
     kernelName: 'BatchMatMul',
@@ -231,7 +232,7 @@ export const matMulPatches: KernelPatch[] = [
     kernelName: '_FusedMatMul',
     backendName: 'cpu',
     description: 'the same product, then the stock bias add and activation',
-    build: fusedMatMulCpu,
+    build: (stock) => notingAttrs(fusedMatMulCpu(stock)),
   },
   {
     kernelName: 'BatchMatMul',

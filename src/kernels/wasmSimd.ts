@@ -1,3 +1,43 @@
+import {
+  ADD,
+  EXTRACT_LANE,
+  F32,
+  F32_SCALAR_ADD,
+  F32X4_SPLAT,
+  AND,
+  ANDNOT,
+  BITSELECT,
+  BLOCK,
+  END,
+  F32_ADD,
+  F32_GT,
+  F32_MUL,
+  F32_SUB,
+  F64_ADD,
+  F64_MUL,
+  F64_SUB,
+  GE_U,
+  HIGH_HALF,
+  I32,
+  LOOP,
+  LT_U,
+  MUL,
+  NE,
+  OR,
+  PROMOTE_LOW,
+  SUB,
+  V128,
+  brIf,
+  f32x4,
+  get,
+  i32,
+  load,
+  set,
+  store,
+  tee,
+  Fn,
+  moduleBytes,
+} from './wasmAssembler';
 import { WasmBackend } from './wasmHeap';
 
 /**
@@ -33,78 +73,14 @@ export interface SimdKernels {
    * read, at 4·channelBytes).
    */
   batchNormGradSums(x: number, dy: number, scratch: number, rows: number, channelBytes: number): void;
-}
-
-// --- A minimal WebAssembly encoder: just what the three functions need. ---
-
-function uleb(n: number): number[] {
-  const out: number[] = [];
-  do {
-    let byte = n & 0x7f;
-    n >>>= 7;
-    if (n !== 0) byte |= 0x80;
-    out.push(byte);
-  } while (n !== 0);
-  return out;
-}
-
-function sleb(n: number): number[] {
-  const out: number[] = [];
-  for (;;) {
-    const byte = n & 0x7f;
-    n >>= 7;
-    if ((n === 0 && (byte & 0x40) === 0) || (n === -1 && (byte & 0x40) !== 0)) {
-      out.push(byte);
-      return out;
-    }
-    out.push(byte | 0x80);
-  }
-}
-
-const I32 = 0x7f;
-const V128 = 0x7b;
-const get = (i: number) => [0x20, ...uleb(i)];
-const set = (i: number) => [0x21, ...uleb(i)];
-const tee = (i: number) => [0x22, ...uleb(i)];
-const i32 = (v: number) => [0x41, ...sleb(v)];
-const ADD = 0x6a;
-const SUB = 0x6b;
-const MUL = 0x6c;
-const LT_U = 0x49;
-const GE_U = 0x4f;
-const NE = 0x47;
-const BLOCK = [0x02, 0x40];
-const LOOP = [0x03, 0x40];
-const END = 0x0b;
-const brIf = (depth: number) => [0x0d, ...uleb(depth)];
-const simd = (op: number, ...imm: number[]) => [0xfd, ...uleb(op), ...imm];
-// Memory arguments: alignment hint 0 (any address), then a constant byte offset.
-const load = (offset = 0) => simd(0x00, 0, ...uleb(offset));
-const store = (offset = 0) => simd(0x0b, 0, ...uleb(offset));
-const f32x4 = (v: number) => {
-  const bytes = new Uint8Array(new Float32Array([v, v, v, v]).buffer);
-  return simd(0x0c, ...bytes);
-};
-/** Lanes 2 and 3 of a float32x4 moved to lanes 0 and 1 (for promote_low). */
-const HIGH_HALF = simd(0x0d, 8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15);
-const F32_GT = simd(0x44);
-const AND = simd(0x4e);
-const ANDNOT = simd(0x4f);
-const OR = simd(0x50);
-const BITSELECT = simd(0x52);
-const PROMOTE_LOW = simd(0x5f);
-const F32_ADD = simd(0xe4);
-const F32_SUB = simd(0xe5);
-const F32_MUL = simd(0xe6);
-const F64_ADD = simd(0xf0);
-const F64_SUB = simd(0xf1);
-const F64_MUL = simd(0xf2);
-
-interface Fn {
-  name: string;
-  params: number;
-  locals: [count: number, type: number][];
-  body: number[];
+  /**
+   * `out[i] = sum[i] + gradient[i]·weight` over `bytes` (a multiple of 16), rounding as a float32
+   * multiply then add; returns Σ (out[i] − out[i]), which is 0 when every `out[i]` is finite and
+   * NaN otherwise (∞ − ∞ and NaN − NaN are NaN, x − x is exactly 0 for finite x).
+   */
+  addChecked(sum: number, gradient: number, out: number, bytes: number, weight: number): number;
+  /** The same without a running sum: `out[i] = gradient[i]·weight`, and its finiteness check. */
+  scaleChecked(gradient: number, out: number, bytes: number, weight: number): number;
 }
 
 /** affine(x, y, params, rows, cb): locals end=5, j=6, p1=7, p2=8. */
@@ -246,35 +222,41 @@ function batchNormGradSumsFn(): Fn {
   };
 }
 
-function section(id: number, payload: number[]): number[] {
-  return [id, ...uleb(payload.length), ...payload];
+/**
+ * addChecked(sum, gradient, out, bytes, weight: f32) -> f32, or without `sum` scaleChecked.
+ * i32 locals: i; v128 locals: w, o, bad.
+ */
+function checkedFn(withSum: boolean): Fn {
+  const [sum, gradient, out, bytes, weight] = withSum ? [0, 1, 2, 3, 4] : [-1, 0, 1, 2, 3];
+  const first = withSum ? 5 : 4;
+  const [i, w, o, bad] = [first, first + 1, first + 2, first + 3];
+  const product = [...get(gradient), ...get(i), ADD, ...load(), ...get(w), ...F32_MUL];
+  const lane = (n: number) => [...get(bad), ...EXTRACT_LANE(n)];
+  return {
+    name: withSum ? 'addChecked' : 'scaleChecked',
+    params: withSum ? 5 : 4,
+    paramTypes: withSum ? [I32, I32, I32, I32, F32] : [I32, I32, I32, F32],
+    result: F32,
+    locals: [[1, I32], [3, V128]],
+    body: [
+      ...get(weight), ...F32X4_SPLAT, ...set(w),
+      ...BLOCK,
+      ...get(bytes), 0x45 /* i32.eqz */, ...brIf(0),
+      ...LOOP,
+      ...(withSum ? [...get(sum), ...get(i), ADD, ...load(), ...product, ...F32_ADD] : product), ...set(o),
+      ...get(out), ...get(i), ADD, ...get(o), ...store(),
+      ...get(bad), ...get(o), ...get(o), ...F32_SUB, ...F32_ADD, ...set(bad),
+      ...get(i), ...i32(16), ADD, ...tee(i), ...get(bytes), LT_U, ...brIf(0),
+      END,
+      END,
+      ...lane(0), ...lane(1), F32_SCALAR_ADD, ...lane(2), F32_SCALAR_ADD, ...lane(3), F32_SCALAR_ADD,
+    ],
+  };
 }
 
-const vec = (items: number[][]) => [...uleb(items.length), ...items.flat()];
-const name = (s: string) => [...uleb(s.length), ...Array.from(Buffer.from(s, 'utf8'))];
-
-/** The module's bytes: imports `env.memory`, exports the three functions. */
+/** The module's bytes: imports `env.memory`, exports the functions of {@link SimdKernels}. */
 export function simdModuleBytes(): Uint8Array {
-  const fns = [affineFn(), maxPoolGradFn(), batchNormGradSumsFn()];
-  const types = fns.map((f) => [0x60, ...uleb(f.params), ...new Array(f.params).fill(I32), 0]);
-  const bytes = [
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-    ...section(1, vec(types)),
-    // memory import with minimum 0 and no maximum: matches any non-shared memory.
-    ...section(2, vec([[...name('env'), ...name('memory'), 0x02, 0x00, 0x00]])),
-    ...section(3, vec(fns.map((_, i) => uleb(i)))),
-    ...section(7, vec(fns.map((f, i) => [...name(f.name), 0x00, ...uleb(i)]))),
-    ...section(
-      10,
-      vec(
-        fns.map((f) => {
-          const body = [...vec(f.locals.map(([count, type]) => [...uleb(count), type])), ...f.body, END];
-          return [...uleb(body.length), ...body];
-        }),
-      ),
-    ),
-  ];
-  return Uint8Array.from(bytes);
+  return moduleBytes([affineFn(), maxPoolGradFn(), batchNormGradSumsFn(), checkedFn(true), checkedFn(false)], { import: true });
 }
 
 const instances = new WeakMap<WebAssembly.Memory, SimdKernels | null>();

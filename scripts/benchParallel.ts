@@ -1,0 +1,96 @@
+/**
+ * Data-parallel accumulation across worker threads against the single-thread accumulator.
+ *
+ *     node --import tsx scripts/benchParallel.ts            # default run, about a minute
+ *     node --import tsx scripts/benchParallel.ts --quick    # smoke run: 2 timed windows
+ *
+ * A window of 8 micro-batches of 16 for the digit CNN of src/models.ts (the bench's model:
+ * conv16+BN+pool, conv32+BN+pool, dense 10), on wasm + this project's kernels, trained by
+ * `GradientAccumulator` on the main thread and by `ParallelAccumulator` with 1 and 2 workers,
+ * each also with a reduction after every round of one micro-batch per worker (what a
+ * data-parallel loop without `no_sync` does). Every timed repetition runs one window of each in
+ * turn, so load from other processes falls on all alike; the ratio is the point, not the times.
+ * PyTorch runs the same window at 2 threads through scripts/bench_torch.py when torch imports.
+ * Output: a markdown table on stdout, JSON in build/bench/parallel.json.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
+import { dirname, join } from 'node:path';
+import { selectBackend } from 'tfjs-accumulate/backend';
+import { cnn } from 'tfjs-accumulate/tutorial';
+import { ParallelMeasurement, measureParallelWindow } from 'tfjs-accumulate/tutorial';
+
+const quick = process.argv.includes('--quick');
+const CONFIG = {
+  /** Where the JSON goes. */
+  out: process.env.BENCH_PARALLEL_OUT ?? join(__dirname, '..', 'build', 'bench', 'parallel.json'),
+  accumulationSteps: 8,
+  microBatchSize: 16,
+  workers: [1, 2],
+  windows: quick ? 2 : 7,
+  warmupWindows: quick ? 1 : 2,
+  /** The speed-up issue 14 asks of 2 workers over one thread. */
+  target: 1.7,
+  torch: !process.argv.includes('--no-torch'),
+};
+
+/** PyTorch's time for the same window at 2 threads, or why there is none. */
+function torchWindow(): { windowMs: number | null; note: string } {
+  const config = { threads: 2, accumulationSteps: CONFIG.accumulationSteps, microBatchSize: CONFIG.microBatchSize, cases: [], windowModels: ['cnn'], seconds: quick ? 0.3 : 1.0 };
+  const run = spawnSync('python3', [join(__dirname, 'bench_torch.py'), JSON.stringify(config)], { encoding: 'utf8' });
+  try {
+    const out = JSON.parse(run.stdout) as { available: boolean; reason?: string; torch?: string; windows?: { model: string; windowMs: number }[] };
+    if (!out.available) return { windowMs: null, note: `PyTorch not run: ${out.reason}` };
+    const row = out.windows?.find((w) => w.model === 'cnn');
+    return { windowMs: row?.windowMs ?? null, note: `PyTorch ${out.torch}, 2 threads` };
+  } catch {
+    return { windowMs: null, note: `PyTorch not run: ${(run.stderr || String(run.error)).split('\n')[0]}` };
+  }
+}
+
+export function formatParallel(m: ParallelMeasurement, torchMs: number | null): string {
+  const rows = [
+    '| trainer | sync | window ms | x one thread | compute ms | transfer ms | update ms | other ms | bytes moved |',
+    '|---|---|---|---|---|---|---|---|---|',
+    `| GradientAccumulator, main thread | — | ${m.singleThreadMs.toFixed(1)} | 1 | | | | | 0 |`,
+  ];
+  for (const p of m.parallel) {
+    const s = p.split;
+    rows.push(
+      `| ParallelAccumulator, ${p.workers} worker${p.workers > 1 ? 's' : ''} | ${p.sync === 'window' ? 'once per window' : 'every round'} | ${p.windowMs.toFixed(1)} | ${p.speedup.toFixed(2)} | ${s.computeMs.toFixed(1)} | ${s.transferMs.toFixed(1)} | ${s.updateMs.toFixed(1)} | ${s.otherMs.toFixed(1)} | ${p.bytes.total} |`,
+    );
+  }
+  if (torchMs !== null) rows.push(`| PyTorch, 2 threads | — | ${torchMs.toFixed(1)} | ${(m.singleThreadMs / torchMs).toFixed(2)} | | | | | |`);
+  return rows.join('\n');
+}
+
+async function main(): Promise<void> {
+  const env = await selectBackend('wasm', { onNotice: () => {} });
+  const load = loadavg()[0];
+  const measurement = await measureParallelWindow({
+    model: () => cnn({ normalization: 'batch' }),
+    accumulationSteps: CONFIG.accumulationSteps,
+    microBatchSize: CONFIG.microBatchSize,
+    workers: CONFIG.workers,
+    windows: CONFIG.windows,
+    warmupWindows: CONFIG.warmupWindows,
+    backend: 'wasm',
+  });
+  const torch = CONFIG.torch ? torchWindow() : { windowMs: null, note: 'PyTorch skipped (--no-torch)' };
+  const two = measurement.parallel.find((p) => p.workers === 2 && p.sync === 'window');
+  console.log(`## Parallel accumulation: CNN, ${CONFIG.accumulationSteps} micro-batches of ${CONFIG.microBatchSize} per window`);
+  console.log(`\nbackend ${env.backend}, ${availableParallelism()} cores, load average ${load.toFixed(2)} at the start; ${measurement.parameters} parameters; median of ${CONFIG.windows} windows, wall-clock.\n`);
+  console.log(formatParallel(measurement, torch.windowMs));
+  console.log(`\n${torch.note}.`);
+  if (two) console.log(`Target: 2 workers ≥ ${CONFIG.target}x one thread: ${two.speedup.toFixed(2)}x, ${two.speedup >= CONFIG.target ? 'met' : 'not met'} in this run.`);
+  mkdirSync(dirname(CONFIG.out), { recursive: true });
+  writeFileSync(CONFIG.out, JSON.stringify({ config: CONFIG, load, backend: env.backend, measurement, torch }, null, 2));
+}
+
+if (require.main === module) {
+  main().catch((e) => {
+    console.error(e);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,132 @@
+/**
+ * The "run it in your browser" code of chapters 3 and 4, bundled with tfjs into
+ * `assets/live/run.js` by ./export.ts. The page loads it only when the reader presses the
+ * button (./loader.ts), so tfjs costs nothing to a reader who only reads. Each run uses the
+ * best backend the browser offers, shows its numbers and a chart, and disposes what it made.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { GradientAccumulator } from 'tfjs-accumulate';
+import { ARTICLE_SETUP, figureSvg, lineChart, simpleNet, splitIntoMicroBatches, syntheticBatch, syntheticMicroBatches } from 'tfjs-accumulate/tutorial';
+
+/** What a run reports; also written to the block's data attributes so tests can read it. */
+export interface LiveResult {
+  backend: string;
+  /** The numbers shown, by name. */
+  numbers: Record<string, number>;
+  /** The chart, as SVG markup. */
+  svg: string;
+}
+
+/**
+ * WebGL where the browser has it, else cpu. Note: not WebGPU: tfjs-backend-webgpu 4.22 needs a
+ * separate bundle, and the accumulator reads its loss synchronously, which WebGPU backends
+ * serve poorly (docs/browser.md).
+ */
+async function bestBackend(): Promise<string> {
+  for (const name of ['webgl', 'cpu']) {
+    try {
+      if (await tf.setBackend(name)) {
+        await tf.ready();
+        return name;
+      }
+    } catch {
+      // try the next one
+    }
+  }
+  throw new Error('no tfjs backend could start in this browser');
+}
+
+const mse = (model: tf.LayersModel, xs: tf.Tensor, ys: tf.Tensor) => tf.losses.meanSquaredError(ys, model.predict(xs) as tf.Tensor) as tf.Scalar;
+const weightsOf = (model: tf.LayersModel) => model.trainableWeights.flatMap((w) => Array.from(w.read().dataSync()));
+
+/** Chapter 3: four micro-batches of 16 through the accumulator against one SGD step on all 64. */
+function accumulation(): Omit<LiveResult, 'backend'> {
+  const { accumulationSteps, microBatchSize, learningRate } = ARTICLE_SETUP;
+  const batch = syntheticBatch(accumulationSteps * microBatchSize, { seed: 3 });
+  const parts = splitIntoMicroBatches(batch, Array(accumulationSteps).fill(microBatchSize));
+  const reference = simpleNet({ seed: 0 });
+  const accumulated = simpleNet({ seed: 0 });
+  const sgd = tf.train.sgd(learningRate);
+  const accumulator = new GradientAccumulator({ optimizer: tf.train.sgd(learningRate), accumulationSteps });
+  try {
+    const start = performance.now();
+    sgd.minimize(() => mse(reference, batch.xs, batch.ys));
+    for (const { xs, ys } of parts) accumulator.step(() => mse(accumulated, xs, ys));
+    const a = weightsOf(accumulated);
+    const b = weightsOf(reference);
+    const ms = performance.now() - start;
+    const gap = Math.max(...a.map((v, i) => Math.abs(v - b[i]))) / Math.max(...b.map(Math.abs));
+    const index = a.map((_, i) => i);
+    const svg = figureSvg(
+      lineChart({
+        title: 'Weights after 4 x 16 and after one step of 64',
+        xTitle: 'weight',
+        yTitle: 'value',
+        series: [
+          { name: 'one step of 64', x: index, y: b },
+          { name: 'accumulated 4 x 16', x: index, y: a, dashed: true },
+        ],
+      }),
+    );
+    return { numbers: { maxRelativeDifference: gap, updateStep: accumulator.updateStep, ms }, svg };
+  } finally {
+    accumulator.dispose();
+    sgd.dispose();
+    reference.dispose();
+    accumulated.dispose();
+    tf.dispose([batch.xs, batch.ys, ...parts.flatMap((p) => [p.xs, p.ys])]);
+  }
+}
+
+/** Chapter 4: the article's loop, 20 micro-batches of 16 and an update after every 4th. */
+function trainingLoop(): Omit<LiveResult, 'backend'> {
+  const { accumulationSteps, microBatches, learningRate } = ARTICLE_SETUP;
+  const model = simpleNet({ seed: 0 });
+  const accumulator = new GradientAccumulator({ optimizer: tf.train.sgd(learningRate), accumulationSteps });
+  try {
+    const start = performance.now();
+    const microLosses: number[] = [];
+    const updateLosses: number[] = [];
+    let window: number[] = [];
+    for (const { xs, ys } of syntheticMicroBatches({ microBatches, seed: 0 })) {
+      const { loss, applied } = accumulator.step(() => mse(model, xs, ys));
+      tf.dispose([xs, ys]);
+      microLosses.push(loss);
+      window.push(loss);
+      if (applied) {
+        updateLosses.push(window.reduce((s, v) => s + v, 0) / window.length);
+        window = [];
+      }
+    }
+    const ms = performance.now() - start;
+    const svg = figureSvg(
+      lineChart({
+        title: 'SimpleNet in your browser: loss per micro-step and per update',
+        xTitle: 'microStep',
+        yTitle: 'mean squared error',
+        series: [
+          { name: 'micro-batch loss', x: microLosses.map((_, i) => i + 1), y: microLosses },
+          { name: 'window loss (logical batch of 64)', x: updateLosses.map((_, i) => (i + 1) * accumulationSteps), y: updateLosses, dashed: true },
+        ],
+      }),
+    );
+    return {
+      numbers: { updates: accumulator.updateStep, firstWindowLoss: updateLosses[0], lastWindowLoss: updateLosses[updateLosses.length - 1], ms },
+      svg,
+    };
+  } finally {
+    accumulator.dispose();
+    model.dispose();
+  }
+}
+
+const RUNS = { accumulation, 'training-loop': trainingLoop };
+
+async function run(kind: keyof typeof RUNS): Promise<LiveResult & { tensorsLeft: number }> {
+  const backend = await bestBackend();
+  const before = tf.memory().numTensors;
+  const result = RUNS[kind]();
+  return { backend, ...result, tensorsLeft: tf.memory().numTensors - before };
+}
+
+(window as unknown as { tfjsAccumulateLive: { run: typeof run } }).tfjsAccumulateLive = { run };

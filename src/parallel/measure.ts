@@ -1,0 +1,183 @@
+import * as tf from '@tensorflow/tfjs';
+import type { BackendPreference } from '../backend';
+import { argumentError, isPositiveInteger } from '../errors';
+import { GradientAccumulator } from '../gradientAccumulator';
+import { TFJS_LOSS_NAMES } from './loss';
+import { ParallelAccumulator, RoundReport } from './parallelAccumulator';
+
+/**
+ * Measuring a parallel window against the single-thread accumulator, side by side: every timed
+ * repetition runs one window of each contender in turn, so that a shared machine's load falls
+ * on all of them alike, and the medians are compared. Used by `scripts/benchParallel.ts` and the
+ * "More cores" chapter.
+ */
+
+/** Options of {@link measureParallelWindow}. */
+export interface MeasureParallelArgs {
+  /** Builds a fresh copy of the model (each contender trains its own). Required. */
+  model: () => tf.LayersModel;
+  /** A `tf.losses` name, as `ParallelAccumulator` takes it. Default `"softmaxCrossEntropy"`. */
+  loss?: (typeof TFJS_LOSS_NAMES)[number];
+  /** Micro-batches per window. Default 8. */
+  accumulationSteps?: number;
+  /** Samples per micro-batch. Default 16. */
+  microBatchSize?: number;
+  /** Worker counts to measure. Default [2]. */
+  workers?: number[];
+  /** Also measure each worker count with a reduction after every round of one micro-batch per worker. Default true. */
+  syncEveryRound?: boolean;
+  /** Timed windows per contender (the median is reported). Default 5. */
+  windows?: number;
+  /** Untimed windows first (tfjs and XNNPACK prepare on first calls). Default 2. */
+  warmupWindows?: number;
+  /** The backend of the workers; the main thread's is whatever is active. Default `"wasm"`. */
+  backend?: BackendPreference;
+}
+
+/** One parallel configuration's result. */
+export interface ParallelWindowTiming {
+  workers: number;
+  /** Reductions inside the window: `"window"` (once) or `"round"` (after every W micro-batches). */
+  sync: 'window' | 'round';
+  /** Median wall-clock time of a window, ms. */
+  windowMs: number;
+  /** singleThreadMs / windowMs. */
+  speedup: number;
+  /** The split of the median window: the slowest worker's compute; packing, summing and sharing weights; the update; the rest (dispatch, waiting, scheduling). */
+  split: { computeMs: number; transferMs: number; updateMs: number; otherMs: number };
+  /** Bytes crossing threads per window. */
+  bytes: { microBatches: number; gradients: number; weights: number; total: number };
+}
+
+/** What {@link measureParallelWindow} found. */
+export interface ParallelMeasurement {
+  accumulationSteps: number;
+  microBatchSize: number;
+  /** Float32 parameters of the model. */
+  parameters: number;
+  /** Median wall-clock time of the single-thread accumulator's window, ms. */
+  singleThreadMs: number;
+  parallel: ParallelWindowTiming[];
+}
+
+/**
+ * Times a window of `accumulationSteps` micro-batches with the single-thread `GradientAccumulator`
+ * and with `ParallelAccumulator` for each worker count.
+ *
+ * Note: times are wall-clock, not process CPU time as in `timeCall`: the process's CPU time adds
+ * up every thread's, which is exactly what parallelism does not shorten.
+ */
+export async function measureParallelWindow(args: MeasureParallelArgs): Promise<ParallelMeasurement> {
+  const owner = 'measureParallelWindow';
+  if (typeof args?.model !== 'function') throw argumentError(owner, 'model', 'a function that builds the model', args?.model);
+  const loss = args.loss ?? 'softmaxCrossEntropy';
+  const steps = args.accumulationSteps ?? 8;
+  const size = args.microBatchSize ?? 16;
+  const workerCounts = args.workers ?? [2];
+  const windows = args.windows ?? 5;
+  const warmup = args.warmupWindows ?? 2;
+  for (const [name, value] of [['accumulationSteps', steps], ['microBatchSize', size], ['windows', windows]] as const) {
+    if (!isPositiveInteger(value)) throw argumentError(owner, name, 'a positive integer', value);
+  }
+  if (!Array.isArray(workerCounts) || !workerCounts.every(isPositiveInteger)) throw argumentError(owner, 'workers', 'an array of positive integers', workerCounts);
+
+  const single = args.model();
+  const inputShape = single.inputs[0].shape.slice(1) as number[];
+  const classes = single.outputs[0].shape[1] as number;
+  const data = Array.from({ length: steps }, (_, k) =>
+    tf.tidy(() => ({
+      xs: tf.randomNormal([size, ...inputShape], 0, 1, 'float32', k).dataSync() as Float32Array,
+      ys: tf.oneHot(tf.randomUniform([size], 0, classes, 'int32', 1000 + k), classes).toFloat().dataSync() as Float32Array,
+    })),
+  );
+  const lossFn = tf.losses[loss] as (labels: tf.Tensor, predictions: tf.Tensor) => tf.Tensor;
+  const accumulator = new GradientAccumulator({ optimizer: tf.train.sgd(0.01), accumulationSteps: steps, varList: single.trainableWeights });
+  const singleWindow = async () => {
+    for (const d of data) {
+      tf.tidy(() => {
+        const xs = tf.tensor(d.xs, [size, ...inputShape]);
+        const ys = tf.tensor(d.ys, [size, classes]);
+        accumulator.step(() => lossFn(ys, single.apply(xs, { training: true }) as tf.Tensor), { sampleCount: size });
+      });
+    }
+  };
+
+  const configs = workerCounts.flatMap((w) => (args.syncEveryRound === false ? [{ w, sync: 'window' as const }] : [{ w, sync: 'window' as const }, { w, sync: 'round' as const }]));
+  const models = configs.map(() => args.model());
+  const parallel: ParallelAccumulator[] = [];
+  try {
+    for (const [i, c] of configs.entries()) {
+      parallel.push(
+        await ParallelAccumulator.create({
+          model: models[i],
+          optimizer: tf.train.sgd(0.01),
+          accumulationSteps: steps,
+          loss,
+          workers: c.w,
+          backend: args.backend ?? 'wasm',
+          syncEvery: c.sync === 'round' ? c.w : undefined,
+        }),
+      );
+    }
+    type WindowSplit = { computeMs: number; transferMs: number; updateMs: number; bytes: RoundReport['bytes'] };
+    const parallelWindow = async (acc: ParallelAccumulator): Promise<WindowSplit> => {
+      // Fresh copies of the arrays (a caller transferring its data makes them anyway); cheap next to training.
+      const batches = data.map((d) => ({ xs: { values: d.xs.slice(), shape: [size, ...inputShape] }, ys: { values: d.ys.slice(), shape: [size, classes] } }));
+      const split: WindowSplit = { computeMs: 0, transferMs: 0, updateMs: 0, bytes: { microBatches: 0, gradients: 0, weights: 0 } };
+      for (const b of batches) {
+        const { round } = await acc.step(b);
+        if (round === null) continue;
+        const t = round.timing;
+        // Workers compute side by side: a round costs its slowest worker's compute.
+        split.computeMs += Math.max(...t.computeMs);
+        split.transferMs += t.packMs + t.unpackMs + t.reduceMs + t.broadcastMs;
+        split.updateMs += t.updateMs;
+        split.bytes.microBatches += round.bytes.microBatches;
+        split.bytes.gradients += round.bytes.gradients;
+        split.bytes.weights += round.bytes.weights;
+      }
+      return split;
+    };
+    const singleTimes: number[] = [];
+    const parallelTimes: { ms: number; report: WindowSplit }[][] = configs.map(() => []);
+    for (let rep = 0; rep < warmup + windows; rep++) {
+      let start = performance.now();
+      await singleWindow();
+      if (rep >= warmup) singleTimes.push(performance.now() - start);
+      for (const [i, acc] of parallel.entries()) {
+        start = performance.now();
+        const report = await parallelWindow(acc);
+        if (rep >= warmup) parallelTimes[i].push({ ms: performance.now() - start, report });
+      }
+    }
+    const singleThreadMs = median(singleTimes);
+    const results = configs.map((c, i): ParallelWindowTiming => {
+      const sorted = [...parallelTimes[i]].sort((a, b) => a.ms - b.ms);
+      const { ms, report } = sorted[Math.floor(sorted.length / 2)];
+      return {
+        workers: c.w,
+        sync: c.sync,
+        windowMs: ms,
+        speedup: singleThreadMs / ms,
+        split: {
+          computeMs: report.computeMs,
+          transferMs: report.transferMs,
+          updateMs: report.updateMs,
+          otherMs: Math.max(0, ms - report.computeMs - report.transferMs - report.updateMs),
+        },
+        bytes: { ...report.bytes, total: report.bytes.microBatches + report.bytes.gradients + report.bytes.weights },
+      };
+    });
+    const parameters = single.trainableWeights.reduce((n, w) => n + w.shape.reduce((a, b) => (a as number) * (b as number), 1)!, 0);
+    return { accumulationSteps: steps, microBatchSize: size, parameters, singleThreadMs, parallel: results };
+  } finally {
+    await Promise.all(parallel.map((p) => p.dispose()));
+    accumulator.dispose();
+    for (const m of [single, ...models]) m.dispose();
+  }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}

@@ -1,0 +1,65 @@
+/**
+ * Lighthouse (npm) on Debian's Chromium, through its node API: one Chromium with a DevTools port
+ * for all pages, the default (mobile) preset, the four scored categories.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { CHROMIUM, CHROMIUM_FLAGS } from './siteHelpers';
+
+export const CATEGORIES = ['performance', 'accessibility', 'best-practices', 'seo'] as const;
+export type Scores = Record<(typeof CATEGORIES)[number], number>;
+
+/** One page's result: the four scores (0–100) and the audits that lost points. */
+export interface LighthouseResult {
+  url: string;
+  scores: Scores;
+  failing: string[];
+  metrics: { fcpMs: number; lcpMs: number; tbtMs: number; cls: number };
+}
+
+/** Chromium with a DevTools port, for Lighthouse to drive. */
+export async function startChromium(profileDir: string): Promise<{ port: number; stop: () => Promise<void> }> {
+  fs.mkdirSync(profileDir, { recursive: true });
+  const child: ChildProcess = spawn(CHROMIUM, [...CHROMIUM_FLAGS, '--remote-debugging-port=0', `--user-data-dir=${profileDir}`, 'about:blank'], { stdio: 'ignore' });
+  const portFile = path.join(profileDir, 'DevToolsActivePort');
+  const deadline = Date.now() + 30_000;
+  while (!fs.existsSync(portFile) || fs.readFileSync(portFile, 'utf8').trim() === '') {
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`Chromium did not open a DevTools port (exit ${child.exitCode})`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const port = Number(fs.readFileSync(portFile, 'utf8').split('\n')[0]);
+  return {
+    port,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** Runs Lighthouse's mobile preset on `url` in the Chromium at `port`. */
+export async function runLighthouse(url: string, port: number): Promise<LighthouseResult> {
+  const { default: lighthouse } = await import('lighthouse');
+  const result = await lighthouse(url, { port, logLevel: 'error', output: 'json', onlyCategories: [...CATEGORIES] });
+  if (!result) throw new Error(`Lighthouse returned nothing for ${url}`);
+  const lhr = result.lhr;
+  if (lhr.runtimeError) throw new Error(`Lighthouse on ${url}: ${lhr.runtimeError.code} ${lhr.runtimeError.message}`);
+  const scores = Object.fromEntries(CATEGORIES.map((c) => [c, Math.round((lhr.categories[c]?.score ?? 0) * 100)])) as Scores;
+  const failing: string[] = [];
+  for (const c of CATEGORIES) {
+    for (const ref of lhr.categories[c]?.auditRefs ?? []) {
+      const audit = lhr.audits[ref.id];
+      if (ref.weight > 0 && audit && audit.score !== null && audit.score < 1) failing.push(`${c}: ${ref.id} (${audit.displayValue ?? audit.score})`);
+    }
+  }
+  const num = (id: string): number => Number(lhr.audits[id]?.numericValue ?? NaN);
+  return {
+    url,
+    scores,
+    failing,
+    metrics: { fcpMs: num('first-contentful-paint'), lcpMs: num('largest-contentful-paint'), tbtMs: num('total-blocking-time'), cls: num('cumulative-layout-shift') },
+  };
+}

@@ -1,0 +1,263 @@
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import type { BrowserContext, Page } from 'playwright-core';
+import { exportSite } from '../../scripts/exportSite';
+import { cellSource, type Notebook } from '../../scripts/notebooks/nbformat';
+import { BUNDLE_TRACE_TYPES } from '../../scripts/site/plotlyBundle';
+import { HOSTILE, writeHostileNotebooks } from '../fixtures/hostileNotebooks';
+import { axeViolations, launch, open, serve } from './siteHelpers';
+
+// The site as a reader meets it, in Debian's Chromium: accessibility (axe-core, light and dark),
+// a phone's width, search from file://, the theme toggle, print, and hostile notebooks. Runs on
+// the site `npm run site` made from `npm run notebooks`, like browser.e2e.ts.
+const ROOT = path.resolve(__dirname, '..', '..');
+const SITE = path.resolve(process.env.SITE_DIR ?? path.join(ROOT, 'build', 'site'));
+const EXECUTED = path.resolve(process.env.EXECUTED_DIR ?? path.join(ROOT, 'build', 'notebooks'));
+const PHONE = { width: 390, height: 844 };
+
+let tmp: string;
+let context: BrowserContext;
+let http: { url: string; close: () => Promise<void> };
+const pages = fs.existsSync(SITE) ? fs.readdirSync(SITE).filter((f) => f.endsWith('.html')).sort() : [];
+const fileBase = pathToFileURL(SITE + path.sep).href;
+
+/** Scrolls every chart into view and waits until site.js has drawn (or given up on) each. */
+async function drawCharts(page: Page): Promise<void> {
+  const figures = page.locator('.plotly-figure');
+  const n = await figures.count();
+  for (let i = 0; i < n; i++) await figures.nth(i).scrollIntoViewIfNeeded();
+  if (n > 0) await page.waitForFunction(() => Array.from(document.querySelectorAll('.plotly-figure')).every((f) => ['drawn', 'failed'].includes(f.getAttribute('data-state') ?? '')), null, { timeout: 60_000 });
+  await page.evaluate(() => window.scrollTo(0, 0));
+}
+
+before(async () => {
+  assert.ok(pages.includes('index.html'), `no site in ${path.relative(ROOT, SITE)}; run \`npm run notebooks && npm run site\` first`);
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'site-e2e-'));
+  context = await launch(path.join(tmp, 'profile'), { viewport: PHONE });
+  http = await serve(SITE);
+});
+after(async () => {
+  await context?.close();
+  await http?.close();
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+describe('every page at 390×844, with its charts drawn', () => {
+  for (const protocol of ['file', 'http'] as const) {
+    it(`has no axe-core violation in light and dark, no sideways scroll, and charts inside the viewport (${protocol}://)`, async () => {
+      const base = protocol === 'file' ? fileBase : http.url;
+      for (const name of pages) {
+        const { page, problems } = await open(context, new URL(name, base).href);
+        await drawCharts(page);
+        assert.deepEqual(problems, [], `${name}: errors`);
+        const failed = await page.locator('.plotly-figure[data-state="failed"]').count();
+        assert.equal(failed, 0, `${name}: every chart drawn by plotly.js`);
+        const layout = await page.evaluate(() => ({
+          scrollWidth: document.documentElement.scrollWidth,
+          width: window.innerWidth,
+          plots: Array.from(document.querySelectorAll('.plotly-figure .nsewdrag')).map((r) => {
+            const b = r.getBoundingClientRect();
+            return { left: b.left, right: b.right, width: b.width };
+          }),
+        }));
+        assert.equal(layout.scrollWidth, layout.width, `${name}: scrollWidth ${layout.scrollWidth} at a ${layout.width} px viewport`);
+        for (const p of layout.plots) assert.ok(p.left >= 0 && p.right <= layout.width && p.width > 100, `${name}: plot area ${p.left}–${p.right} inside 0–${layout.width}`);
+        for (const scheme of ['light', 'dark'] as const) {
+          await page.emulateMedia({ colorScheme: scheme });
+          assert.equal(await page.evaluate(() => getComputedStyle(document.body).backgroundColor), scheme === 'dark' ? 'rgb(13, 17, 23)' : 'rgb(255, 255, 255)');
+          assert.deepEqual(await axeViolations(page), [], `${name} (${scheme}, ${protocol}://): axe-core violations`);
+        }
+        await page.close();
+      }
+    });
+  }
+
+  it('fits 320 and 430 px too, with the header on one line', async () => {
+    for (const width of [320, 430]) {
+      for (const name of pages) {
+        const { page } = await open(context, new URL(name, fileBase).href);
+        await page.setViewportSize({ width, height: 800 });
+        const m = await page.evaluate(() => {
+          const header = document.querySelector('.site-header')!;
+          const items = Array.from(header.children).filter((c) => (c as HTMLElement).offsetParent !== null && !c.classList.contains('skip-link'));
+          const tops = items.map((c) => Math.round(c.getBoundingClientRect().top + c.getBoundingClientRect().height / 2));
+          return { scrollWidth: document.documentElement.scrollWidth, lines: new Set(tops.map((t) => Math.round(t / 8))).size };
+        });
+        assert.equal(m.scrollWidth, width, `${name} at ${width} px`);
+        assert.equal(m.lines, 1, `${name} at ${width} px: the header's items sit on one line`);
+        await page.close();
+      }
+    }
+  });
+
+  it('keeps the cell badges off the code and labels every scroll box', async () => {
+    for (const name of pages.filter((p) => /^\d/.test(p))) {
+      const { page } = await open(context, new URL(name, fileBase).href);
+      const overlaps = await page.evaluate(() =>
+        Array.from(document.querySelectorAll('.code-cell')).filter((cell) => {
+          const meta = cell.querySelector('.meta')!.getBoundingClientRect();
+          const code = cell.querySelector('pre')!.getBoundingClientRect();
+          return meta.bottom > code.top + 1;
+        }).length,
+      );
+      assert.equal(overlaps, 0, `${name}: a badge covers code`);
+      const unlabeled = await page.locator('.scroll-box:not([aria-label]), .scroll-box:not([tabindex="0"])').count();
+      assert.equal(unlabeled, 0, `${name}: scroll boxes are labelled and focusable`);
+      await page.close();
+    }
+  });
+});
+
+describe('the Plotly bundle', () => {
+  it('holds exactly the trace types the exporter allows', async () => {
+    const chapter = pages.find((p) => fs.readFileSync(path.join(SITE, p), 'utf8').includes('class="plotly-data"'));
+    assert.ok(chapter, 'a page with a chart');
+    const { page } = await open(context, new URL(chapter, fileBase).href);
+    await drawCharts(page);
+    const traces = await page.evaluate(() => Object.keys((window as unknown as { Plotly: { PlotSchema: { get: () => { traces: object } } } }).Plotly.PlotSchema.get().traces).sort());
+    assert.deepEqual(traces, [...BUNDLE_TRACE_TYPES].sort());
+    await page.close();
+  });
+});
+
+/** A phrase of `words` words from the middle of `text`, or undefined if it is shorter. */
+function phraseFrom(text: string, words = 4): string | undefined {
+  // Contiguous plain words only, so that no markup sits between them in the source.
+  const w = text.split(/\s+/);
+  for (let i = 1; i + words <= w.length; i++) {
+    const run = w.slice(i, i + words);
+    if (run.every((t, k) => /^[A-Za-z][A-Za-z'-]*$/.test(k === words - 1 ? t.replace(/[,.]$/, '') : t))) return run.join(' ').replace(/[,.]$/, '');
+  }
+  return undefined;
+}
+
+describe('search from file://', () => {
+  // Phrases taken from the executed notebooks themselves: prose, code and a printed output.
+  const nb = JSON.parse(fs.readFileSync(path.join(EXECUTED, '03-accumulation.ipynb'), 'utf8')) as Notebook;
+  const prose = nb.cells.filter((c) => c.cell_type === 'markdown').map((c) => cellSource(c).split('\n').filter((l) => !/^[#|$]/.test(l)).join(' ')).map((t) => phraseFrom(t)).find(Boolean)!;
+  const code = nb.cells.filter((c) => c.cell_type === 'code').flatMap((c) => cellSource(c).split('\n')).find((l) => /new GradientAccumulator\(/.test(l))!.trim().replace(/\(.*$/, '');
+  const output = nb.cells
+    .flatMap((c) => c.outputs ?? [])
+    .flatMap((o) => (o.output_type === 'stream' ? [Array.isArray(o.text) ? o.text.join('') : o.text] : []))
+    .flatMap((t) => t.split('\n'))
+    .map((l) => phraseFrom(l, 3))
+    .find(Boolean)!;
+
+  for (const [kind, phrase] of [['prose', prose], ['code', code], ['output', output]] as const) {
+    it(`finds a phrase from ${kind} (“${phrase}”), highlights it and opens its section`, async () => {
+      assert.ok(phrase, `a ${kind} phrase in notebook 3`);
+      const { page, problems } = await open(context, new URL('search.html', fileBase).href);
+      await page.fill('#q', phrase);
+      await page.press('#q', 'Enter');
+      const first = page.locator('#search-results li').first();
+      await first.waitFor({ timeout: 10_000 });
+      const marked = await page.locator('#search-results li mark').allInnerTexts();
+      assert.ok(marked.some((m) => m.toLowerCase() === phrase.toLowerCase()), `the phrase is highlighted; marks: ${marked.slice(0, 5).join(' | ')}`);
+      // The result from notebook 3 (the same code may appear in other chapters too).
+      const result = page.locator('#search-results li', { has: page.locator('a[href^="03-accumulation.html#"]') }).filter({ has: page.locator('mark', { hasText: phrase }) }).first();
+      const href = (await result.locator('a').getAttribute('href'))!;
+      assert.match(href, /^03-accumulation\.html#/);
+      await result.locator('a').click();
+      await page.waitForURL((u) => u.hash.length > 1);
+      const hash = decodeURIComponent(new URL(page.url()).hash.slice(1));
+      // The section: a cell, or the text from its heading to the next heading of its level.
+      const found = await page.evaluate(
+        ({ id, text }) => {
+          const target = document.getElementById(id);
+          if (!target) return 'no element';
+          // (No helper functions in here: tsx would wrap them in a __name the page lacks.)
+          const wanted = text.replace(/\s+/g, ' ').toLowerCase();
+          if (target.classList.contains('code-cell')) return (target.textContent ?? '').replace(/\s+/g, ' ').toLowerCase().includes(wanted) ? 'ok' : 'not in the cell';
+          const range = document.createRange();
+          range.setStartBefore(target);
+          const level = Number(target.tagName.slice(1));
+          const next = Array.from(document.querySelectorAll('h1, h2, h3, h4')).find((h) => target.compareDocumentPosition(h) & Node.DOCUMENT_POSITION_FOLLOWING && Number(h.tagName.slice(1)) <= level);
+          if (next) range.setEndBefore(next);
+          else range.setEndAfter(document.querySelector('main')!.lastChild!);
+          return range.toString().replace(/\s+/g, ' ').toLowerCase().includes(wanted) ? 'ok' : 'not in the section';
+        },
+        { id: hash, text: phrase },
+      );
+      assert.equal(found, 'ok', `${kind}: #${hash}`);
+      assert.deepEqual(problems, []);
+      await page.close();
+    });
+  }
+});
+
+describe('reader features', () => {
+  it('remembers the theme toggle across pages, and otherwise follows prefers-color-scheme', async () => {
+    const { page } = await open(context, new URL('index.html', fileBase).href);
+    await page.emulateMedia({ colorScheme: 'dark' });
+    assert.equal(await page.locator('.theme-toggle').getAttribute('aria-pressed'), 'true');
+    await page.click('.theme-toggle');
+    assert.equal(await page.evaluate(() => getComputedStyle(document.body).backgroundColor), 'rgb(255, 255, 255)');
+    await page.goto(new URL('02-model.html', fileBase).href);
+    assert.equal(await page.evaluate(() => getComputedStyle(document.body).backgroundColor), 'rgb(255, 255, 255)', 'light, as chosen, despite a dark system');
+    await page.evaluate(() => localStorage.clear());
+    await page.close();
+  });
+
+  it('prints every output whole and every chart as its static SVG', async () => {
+    const chapter = pages.find((p) => fs.readFileSync(path.join(SITE, p), 'utf8').includes('class="plotly-data"'))!;
+    const { page } = await open(context, new URL(chapter, fileBase).href);
+    await drawCharts(page);
+    await page.emulateMedia({ media: 'print' });
+    const m = await page.evaluate(() => ({
+      clipped: Array.from(document.querySelectorAll('.scroll-box')).filter((b) => b.scrollHeight > b.clientHeight + 1 || b.scrollWidth > b.clientWidth + 1).length,
+      svgs: Array.from(document.querySelectorAll('.static-chart svg')).filter((s) => s.getBoundingClientRect().width > 0).length,
+      plots: Array.from(document.querySelectorAll('.plotly-target')).filter((s) => s.getBoundingClientRect().height > 0).length,
+      charts: document.querySelectorAll('.plotly-figure').length,
+    }));
+    assert.deepEqual(m, { clipped: 0, svgs: m.charts, plots: 0, charts: m.charts });
+    await page.close();
+  });
+
+  it('gives every chapter a description, "On this page", permalinks, copy buttons and its notebook', async () => {
+    for (const name of pages.filter((p) => /^\d/.test(p))) {
+      const { page } = await open(context, new URL(name, fileBase).href);
+      assert.ok(((await page.locator('meta[name="description"]').getAttribute('content')) ?? '').length > 20, `${name}: description`);
+      assert.ok((await page.locator('nav[aria-label="On this page"] a').count()) > 0, `${name}: On this page`);
+      assert.ok((await page.locator('h2 a.anchor').count()) > 0, `${name}: permalinks`);
+      assert.equal(await page.locator('.copy-button').count(), await page.locator('.code-cell').count(), `${name}: a copy button per code cell`);
+      const download = (await page.locator('a[download]').getAttribute('href'))!;
+      assert.ok(fs.existsSync(path.join(SITE, decodeURIComponent(download))), `${name}: ${download}`);
+      await page.close();
+    }
+  });
+});
+
+describe('a site from hostile notebooks', () => {
+  it('never runs their markup and never creates their elements (file://)', async () => {
+    writeHostileNotebooks(path.join(tmp, 'hostile'));
+    exportSite({ inDir: path.join(tmp, 'hostile'), outDir: path.join(tmp, 'hostile-site') });
+    const site = path.join(tmp, 'hostile-site');
+    const files = fs.readdirSync(site).filter((f) => f.endsWith('.html'));
+    assert.ok(files.includes(`${HOSTILE.name}.html`));
+    const urls = [...files.map((f) => pathToFileURL(path.join(site, f)).href), `${pathToFileURL(path.join(site, 'search.html')).href}?q=pwned`];
+    for (const url of urls) {
+      const { page, problems } = await open(context, url);
+      const dialogs: string[] = [];
+      page.on('dialog', (d) => {
+        dialogs.push(d.message());
+        void d.dismiss();
+      });
+      await page.waitForTimeout(100);
+      const state = await page.evaluate(() => ({ pwned: (window as unknown as { __pwned?: number }).__pwned ?? null, injected: document.querySelectorAll('img[src="x"]').length }));
+      assert.deepEqual(state, { pwned: null, injected: 0 }, url);
+      assert.deepEqual(dialogs, []);
+      assert.deepEqual(problems, [], url);
+      await page.close();
+    }
+    // The negative case: the same markup, unescaped, does run in this browser.
+    const probe = path.join(tmp, 'probe.html');
+    fs.writeFileSync(probe, `<!doctype html><p>${HOSTILE.markup}</p>`);
+    const { page } = await open(context, pathToFileURL(probe).href);
+    await page.waitForFunction(() => (window as unknown as { __pwned?: number }).__pwned === 2, null, { timeout: 5_000 });
+    await page.close();
+  });
+});

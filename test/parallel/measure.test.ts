@@ -1,0 +1,39 @@
+import * as tf from '@tensorflow/tfjs';
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import { selectBackend } from '../../src/backend';
+import { mlp } from '../../src/models';
+import { measureParallelWindow } from '../../src/parallel/measure';
+
+before(async () => {
+  await selectBackend('wasm', { onNotice: () => {} });
+});
+
+describe('measureParallelWindow', () => {
+  it('reports the bytes a window moves as the scaling model counts them, and frees everything', async () => {
+    const model = () => mlp({ normalization: 'none', inputShape: [4, 4, 1], classes: 3 });
+    const tensors = tf.memory().numTensors;
+    const m = await measureParallelWindow({ model, accumulationSteps: 4, microBatchSize: 2, workers: [2], windows: 1, warmupWindows: 0 });
+    assert.equal(tf.memory().numTensors, tensors);
+    // 16 -> 256 -> 256 -> 3 with biases (no normalization).
+    const parameters = 16 * 256 + 256 + 256 * 256 + 256 + 256 * 3 + 3;
+    assert.equal(m.parameters, parameters);
+    const [once, everyRound] = m.parallel;
+    assert.deepEqual([once.sync, everyRound.sync], ['window', 'round']);
+    const batchBytes = 4 * 2 * (16 + 3) * 4; // 4 micro-batches of 2 samples, 16 inputs and 3 labels, float32
+    // Once per window: both workers send their sums once, and both read the new weights once.
+    assert.deepEqual(once.bytes, { microBatches: batchBytes, gradients: 2 * parameters * 4, weights: 2 * parameters * 4, total: batchBytes + 4 * parameters * 4 });
+    // Every round of 2: two reductions of both workers' sums, still one update.
+    assert.equal(everyRound.bytes.gradients, 2 * 2 * parameters * 4);
+    assert.equal(everyRound.bytes.weights, 2 * parameters * 4);
+    for (const p of m.parallel) {
+      assert.ok(p.windowMs > 0 && p.speedup > 0 && p.split.computeMs > 0);
+      assert.ok(p.split.computeMs + p.split.transferMs + p.split.updateMs <= p.windowMs + 1e-6, 'the split does not exceed the window');
+    }
+  });
+
+  it('rejects bad arguments by name', async () => {
+    await assert.rejects(measureParallelWindow({ model: null as never }), /measureParallelWindow: model must be a function/);
+    await assert.rejects(measureParallelWindow({ model: () => mlp({ normalization: 'none' }), workers: [0] }), /workers must be an array of positive integers/);
+  });
+});

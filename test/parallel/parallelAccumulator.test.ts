@@ -1,0 +1,308 @@
+import * as tf from '@tensorflow/tfjs';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { selectBackend } from '../../src/backend';
+import { checkEquivalence } from '../../src/equivalence';
+import { GradientAccumulator, NonFiniteGradientError } from '../../src/gradientAccumulator';
+import { NormalizationKind, cnn, mlp } from '../../src/models';
+import { ParallelAccumulator, ParallelAccumulatorArgs, WorkerExitedError, WorkerFailedError } from '../../src/parallel';
+import { assertChanged, maxRelativeDifference } from '../helpers';
+
+/**
+ * ParallelAccumulator against the single-thread GradientAccumulator on the same micro-batches.
+ * Small 8x8 digit models keep every case under a few seconds; main thread and workers both run
+ * wasm + kernels so the comparison measures the reduction, not a difference of backends.
+ */
+
+const FIXTURES = join(__dirname, '..', 'fixtures', 'parallelLosses.ts');
+const INPUT: [number, number, number] = [8, 8, 1];
+const CLASSES = 4;
+/** Uneven micro-batch sizes: a window of 3 twice, then a short window of 1 that flush applies. */
+const SIZES = [4, 3, 5, 4, 2, 4, 4];
+const TOLERANCE = 1e-5;
+
+type Data = { xs: Float32Array; ys: Float32Array; n: number }[];
+
+/** Seeded micro-batches as plain arrays (so each run gets fresh, transferable copies). */
+function makeData(sizes = SIZES, seed = 0): Data {
+  return sizes.map((n, k) =>
+    tf.tidy(() => ({
+      n,
+      xs: tf.randomNormal([n, ...INPUT], 0, 1, 'float32', seed + k).dataSync() as Float32Array,
+      ys: tf.oneHot(tf.randomUniform([n], 0, CLASSES, 'int32', seed + 100 + k), CLASSES).toFloat().dataSync() as Float32Array,
+    })),
+  );
+}
+
+const batchOf = (d: Data[number]) => ({ xs: { values: d.xs.slice(), shape: [d.n, ...INPUT] }, ys: { values: d.ys.slice(), shape: [d.n, CLASSES] } });
+
+function makeModel(kind: 'mlp' | 'cnn', normalization: NormalizationKind): tf.Sequential {
+  return (kind === 'mlp' ? mlp : cnn)({ normalization, inputShape: INPUT, classes: CLASSES, groups: 4, seed: 3 });
+}
+
+/** The reference: the single-thread accumulator over the same micro-batches, then flush. */
+function singleThread(model: tf.LayersModel, optimizer: tf.Optimizer, data: Data, accumulationSteps = 3): void {
+  const acc = new GradientAccumulator({ optimizer, accumulationSteps, varList: model.trainableWeights });
+  for (const d of data) {
+    tf.tidy(() => {
+      const xs = tf.tensor(d.xs, [d.n, ...INPUT]);
+      const ys = tf.tensor(d.ys, [d.n, CLASSES]);
+      acc.step(() => tf.losses.softmaxCrossEntropy(ys, model.apply(xs, { training: true }) as tf.Tensor), { sampleCount: d.n });
+    });
+  }
+  acc.flush();
+  acc.dispose();
+}
+
+const trainable = (model: tf.LayersModel) => model.trainableWeights.map((w) => Float32Array.from(w.read().dataSync() as Float32Array));
+
+function args(model: tf.LayersModel, extra: Partial<ParallelAccumulatorArgs> = {}): ParallelAccumulatorArgs {
+  // (An SGD optimizer holds a tensor: create it only when the test does not bring its own.)
+  return { model, optimizer: extra.optimizer ?? tf.train.sgd(0.1), accumulationSteps: 3, loss: 'softmaxCrossEntropy', workers: 2, backend: 'wasm', ...extra };
+}
+
+/** OS threads of this process (Linux): a terminated worker takes its threads with it. */
+function threadCount(): number {
+  return Number(/Threads:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]);
+}
+
+before(async () => {
+  await selectBackend('wasm', { onNotice: () => {} });
+});
+
+describe('ParallelAccumulator: exactness against the single-thread accumulator', () => {
+  let data: Data;
+  before(() => {
+    data = makeData();
+  });
+  for (const kind of ['mlp', 'cnn'] as const) {
+    for (const normalization of ['group', 'none'] as const) {
+      it(`${kind} with ${normalization} normalization: W = 1, 2, 3 give its weights within ${TOLERANCE}`, async () => {
+        const reference = makeModel(kind, normalization);
+        const initial = trainable(reference);
+        singleThread(reference, tf.train.sgd(0.1), data);
+        const expected = trainable(reference);
+        assertChanged(initial, expected);
+        for (const workers of [1, 2, 3]) {
+          const model = makeModel(kind, normalization);
+          const acc = await ParallelAccumulator.create(args(model, { workers }));
+          const applied = [];
+          for (const d of data) applied.push((await acc.step(batchOf(d))).applied);
+          assert.deepEqual(applied, [false, false, true, false, false, true, false]);
+          const flushed = await acc.flush();
+          assert.equal(flushed.applied, true);
+          assert.equal(flushed.weight, SIZES[6], 'the short window is averaged over its own samples');
+          assert.deepEqual([acc.microStep, acc.updateStep, acc.pendingMicroBatches], [7, 3, 0]);
+          await acc.dispose();
+          const difference = maxRelativeDifference(trainable(model), expected);
+          assert.ok(difference <= TOLERANCE, `W = ${workers}: relative difference ${difference}`);
+          model.dispose();
+        }
+        reference.dispose();
+      });
+    }
+  }
+
+  it('BatchNorm: the parallel update is the accumulator\'s, and checkEquivalence reports both not equivalent to the big batch', async () => {
+    const reference = makeModel('cnn', 'batch');
+    const xs = tf.tensor(Float32Array.from(data.slice(0, 3).flatMap((d) => [...d.xs])), [12, ...INPUT]);
+    const ys = tf.tensor(Float32Array.from(data.slice(0, 3).flatMap((d) => [...d.ys])), [12, CLASSES]);
+    const report = checkEquivalence({ model: reference, xs, ys, accumulationSteps: 3, loss: (t, p) => tf.losses.softmaxCrossEntropy(t, p) });
+    tf.dispose([xs, ys]);
+    assert.equal(report.equivalent, false);
+    assert.ok(report.suspects.some((s) => s.className === 'BatchNormalization'), JSON.stringify(report.suspects));
+    singleThread(reference, tf.train.sgd(0.1), data);
+    const model = makeModel('cnn', 'batch');
+    const acc = await ParallelAccumulator.create(args(model));
+    for (const d of data) await acc.step(batchOf(d));
+    await acc.flush();
+    await acc.dispose();
+    // Each worker normalizes each micro-batch with its own statistics, as one thread does.
+    assert.ok(maxRelativeDifference(trainable(model), trainable(reference)) <= TOLERANCE);
+    tf.dispose([model, reference].map((m) => m.weights.map((w) => w.read())));
+  });
+});
+
+describe('ParallelAccumulator: memory and threads', () => {
+  it('leaks no tensor in the main thread or in a worker, and dispose ends every thread', async () => {
+    const threadsBefore = threadCount();
+    const model = makeModel('cnn', 'group');
+    const tensorsBefore = tf.memory().numTensors;
+    const acc = await ParallelAccumulator.create(args(model, { optimizer: tf.train.adam(0.01) }));
+    assert.ok(threadCount() > threadsBefore, 'the workers run in threads of this process');
+    const data = makeData([4, 4, 4]);
+    const window = async () => {
+      for (const d of data) await acc.step(batchOf(d));
+    };
+    await window(); // creates the optimizer's slots and the inner accumulators
+    const main = tf.memory().numTensors;
+    const workers = await acc.workerTensorCounts();
+    await window();
+    await window();
+    assert.equal(tf.memory().numTensors, main, 'main thread');
+    assert.deepEqual(await acc.workerTensorCounts(), workers, 'workers');
+    await acc.dispose();
+    assert.equal(tf.memory().numTensors, tensorsBefore, 'dispose frees the optimizer and the accumulators');
+    assert.equal(threadCount(), threadsBefore, 'no thread is left behind');
+    model.dispose();
+  });
+});
+
+describe('ParallelAccumulator: failures', () => {
+  it('a worker that throws fails the round: no update, counters rolled back, then training goes on exactly', async () => {
+    const model = makeModel('mlp', 'none');
+    const initial = trainable(model);
+    const acc = await ParallelAccumulator.create(args(model, { loss: { module: FIXTURES, export: 'crossEntropyOrThrow' } }));
+    const data = makeData([4, 4, 4, 4, 4, 4]);
+    const bad = batchOf(data[0]);
+    bad.ys.values[0] = -1;
+    await acc.step(batchOf(data[0]));
+    await acc.step(bad);
+    await assert.rejects(acc.step(batchOf(data[2])), (e: Error) => e instanceof WorkerFailedError && /on purpose/.test(e.message));
+    assert.deepEqual(trainable(model), initial, 'no partial update');
+    assert.deepEqual([acc.microStep, acc.updateStep, acc.pendingMicroBatches], [0, 0, 0]);
+    for (const d of data) await acc.step(batchOf(d));
+    await acc.dispose();
+    const reference = makeModel('mlp', 'none');
+    singleThread(reference, tf.train.sgd(0.1), data);
+    assert.ok(maxRelativeDifference(trainable(model), trainable(reference)) <= TOLERANCE);
+  });
+
+  it('a worker that dies shuts every worker down cleanly; getState still resumes from before the round', async () => {
+    const threadsBefore = threadCount();
+    const model = makeModel('mlp', 'none');
+    const acc = await ParallelAccumulator.create(args(model, { loss: { module: FIXTURES, export: 'crossEntropyOrExit' } }));
+    const data = makeData([4, 4, 4, 4, 4, 4]);
+    for (const d of data.slice(0, 3)) await acc.step(batchOf(d));
+    const afterFirstWindow = trainable(model);
+    const bad = batchOf(data[3]);
+    bad.ys.values[0] = -1;
+    await acc.step(bad);
+    await acc.step(batchOf(data[4]));
+    await assert.rejects(acc.step(batchOf(data[5])), WorkerExitedError);
+    assert.deepEqual(trainable(model), afterFirstWindow, 'no partial update');
+    await assert.rejects(acc.step(batchOf(data[5])), WorkerExitedError, 'a shut-down accumulator refuses work');
+    const state = await acc.getState();
+    assert.deepEqual([state.counters.microStep, state.counters.updateStep, state.window.microBatches], [3, 1, 0]);
+    await acc.dispose();
+    assert.equal(threadCount(), threadsBefore, 'no thread is left behind');
+  });
+});
+
+describe('ParallelAccumulator: bad arguments', () => {
+  it('create rejects bad arguments with named errors, before starting any thread', async () => {
+    const model = makeModel('mlp', 'none');
+    const threads = threadCount();
+    const cases: [Partial<ParallelAccumulatorArgs> & Record<string, unknown>, string][] = [
+      [{ model: {} as tf.LayersModel }, 'ParallelAccumulator: model must be a tf.LayersModel'],
+      [{ optimizer: 'sgd' as unknown as tf.Optimizer }, 'optimizer must be a tf.Optimizer'],
+      [{ accumulationSteps: 0 }, 'accumulationSteps must be a positive integer'],
+      [{ workers: 0 }, 'workers must be a positive integer'],
+      [{ loss: 'meanSquaredErr' }, 'loss must be one of "meanSquaredError"'],
+      [{ loss: { module: './no/such/module', export: 'f' } }, 'loss.module must be a module that resolves'],
+      [{ loss: { module: FIXTURES, export: 'notALoss' } }, 'loss.export must be the name of a function'],
+      [{ averaging: 'mean' as never }, 'averaging must be "per-sample" or "per-micro-batch"'],
+      [{ nonFinite: 'ignore' as never }, 'nonFinite must be "error"'],
+      [{ clipNorm: -1 }, 'clipNorm must be a finite number > 0'],
+    ];
+    for (const [extra, fragment] of cases) {
+      await assert.rejects(ParallelAccumulator.create(args(model, extra)), (e: Error) => e.message.includes(fragment) || assert.fail(`"${e.message}" lacks "${fragment}"`));
+    }
+    assert.equal(threadCount(), threads);
+  });
+
+  it('step rejects a micro-batch that does not fit, sending nothing and counting nothing', async () => {
+    const model = makeModel('mlp', 'none');
+    const acc = await ParallelAccumulator.create(args(model, { workers: 1 }));
+    const [d] = makeData([4]);
+    const wrongShape = { xs: { values: d.xs, shape: [4, 64] }, ys: { values: d.ys, shape: [4, CLASSES] } };
+    await assert.rejects(acc.step(wrongShape), /batch\.xs must be a batch of the model's input shape \[batch, 8, 8, 1\]; got shape \[4, 64\]/);
+    const wrongCount = { xs: { values: d.xs, shape: [4, 8, 8, 2] }, ys: { values: d.ys, shape: [4, CLASSES] } };
+    await assert.rejects(acc.step(wrongCount), /batch\.xs must be a tf\.Tensor or \{ values/);
+    const mismatch = { xs: { values: d.xs, shape: [4, ...INPUT] }, ys: { values: d.ys.slice(0, 8), shape: [2, CLASSES] } };
+    await assert.rejects(acc.step(mismatch), /batch\.ys must be a batch of the same size as xs \(4\)/);
+    await assert.rejects(acc.step(null as never), /batch must be an object/);
+    assert.deepEqual([acc.microStep, acc.pendingMicroBatches], [0, 0]);
+    assert.equal(d.xs.length, 4 * 64, 'a rejected micro-batch is not transferred');
+    await acc.dispose();
+    await assert.rejects(acc.step(batchOf(d)), /was disposed/);
+  });
+});
+
+describe('ParallelAccumulator: non-finite policies', () => {
+  let data: Data;
+  before(() => {
+    data = makeData([4, 4, 4, 4]);
+  });
+  const poisoned = () => {
+    const b = batchOf(data[1]);
+    b.xs.values[0] = Number.NaN;
+    return b;
+  };
+
+  it('"error" throws NonFiniteGradientError and does not count the micro-batch; "skip-micro-batch" waits for one more', async () => {
+    for (const nonFinite of ['error', 'skip-micro-batch'] as const) {
+      const model = makeModel('mlp', 'none');
+      const acc = await ParallelAccumulator.create(args(model, { nonFinite }));
+      await acc.step(batchOf(data[0]));
+      await acc.step(poisoned());
+      const last = acc.step(batchOf(data[2]));
+      if (nonFinite === 'error') await assert.rejects(last, NonFiniteGradientError);
+      else assert.equal((await last).skipped, 'micro-batch');
+      assert.equal(acc.pendingMicroBatches, 2);
+      assert.equal((await acc.step(batchOf(data[3]))).applied, true);
+      await acc.dispose();
+      const reference = makeModel('mlp', 'none');
+      singleThread(reference, tf.train.sgd(0.1), [data[0], data[2], data[3]]);
+      assert.ok(maxRelativeDifference(trainable(model), trainable(reference)) <= TOLERANCE, nonFinite);
+      assert.equal(acc.skippedMicroBatches, nonFinite === 'error' ? 0 : 1);
+    }
+  });
+
+  it('"skip-window" drops the whole window and leaves the weights as they were', async () => {
+    const model = makeModel('mlp', 'none');
+    const initial = trainable(model);
+    const acc = await ParallelAccumulator.create(args(model, { nonFinite: 'skip-window' }));
+    await acc.step(batchOf(data[0]));
+    await acc.step(poisoned());
+    const result = await acc.step(batchOf(data[2]));
+    assert.deepEqual([result.applied, result.skipped, acc.skippedWindows, acc.skippedMicroBatches], [false, 'window', 1, 1]);
+    assert.deepEqual(trainable(model), initial);
+    await acc.dispose();
+  });
+});
+
+describe('ParallelAccumulator: resume', () => {
+  it('getState mid-window, a new model and accumulator, setState: the run ends as the uninterrupted single-thread one', async () => {
+    const data = makeData([4, 3, 5, 4, 2, 4, 4, 3]);
+    const first = makeModel('cnn', 'group');
+    const acc = await ParallelAccumulator.create(args(first, { optimizer: tf.train.adam(0.01) }));
+    for (const d of data.slice(0, 5)) await acc.step(batchOf(d));
+    const state = JSON.parse(JSON.stringify(await acc.getState()));
+    const weights = first.weights.map((w) => w.read().clone());
+    await acc.dispose();
+    assert.deepEqual([state.counters.microStep, state.counters.updateStep, state.window.microBatches], [5, 1, 2]);
+
+    const second = makeModel('cnn', 'group');
+    second.setWeights(weights);
+    tf.dispose(weights);
+    const resumed = await ParallelAccumulator.create(args(second, { optimizer: tf.train.adam(0.01), workers: 3 }));
+    await assert.rejects(resumed.setState({ ...state, format: 'other' }), /state must be an object from ParallelAccumulator.getState/);
+    await assert.rejects(resumed.setState({ ...state, sums: state.sums.slice(1) }), /state\.sums must be one entry per trainable weight/);
+    await resumed.setState(state, { matchBy: 'order' });
+    for (const d of data.slice(5)) await resumed.step(batchOf(d));
+    await resumed.endEpoch();
+    assert.deepEqual([resumed.microStep, resumed.updateStep, resumed.epoch], [8, 3, 1]);
+    await resumed.dispose();
+
+    const reference = makeModel('cnn', 'group');
+    singleThread(reference, tf.train.adam(0.01), data);
+    assert.ok(maxRelativeDifference(trainable(second), trainable(reference)) <= TOLERANCE);
+  });
+});
+
+after(() => {
+  tf.disposeVariables();
+});
