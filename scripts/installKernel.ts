@@ -67,6 +67,21 @@ export function kernelJson(kernel: KernelName = 'tslab'): Record<string, unknown
   return { argv: [deno, 'jupyter', '--kernel', '--conn', '{connection_file}'], env: { DENO_NO_UPDATE_CHECK: '1' }, ...common };
 }
 
+/**
+ * The kernelspec every notebook names. `tslab` starts by name where it is installed; a front end
+ * with only the Deno kernel falls back to the one kernel of the same language (docs/deno.md), so
+ * the language must be the one both kernelspecs above declare.
+ */
+export const NOTEBOOK_KERNELSPEC = { name: 'tslab', display_name: 'TypeScript', language: 'typescript' } as const;
+
+/** What is wrong with a notebook's `metadata.kernelspec`, or null when it is NOTEBOOK_KERNELSPEC. */
+export function kernelspecProblem(metadata: { kernelspec?: Record<string, unknown> } | undefined): string | null {
+  const spec = metadata?.kernelspec;
+  if (!spec) return 'no metadata.kernelspec';
+  const wrong = (Object.keys(NOTEBOOK_KERNELSPEC) as (keyof typeof NOTEBOOK_KERNELSPEC)[]).filter((k) => spec[k] !== NOTEBOOK_KERNELSPEC[k]);
+  return wrong.length === 0 ? null : wrong.map((k) => `kernelspec.${k} is ${JSON.stringify(spec[k])}, expected ${JSON.stringify(NOTEBOOK_KERNELSPEC[k])}`).join('; ');
+}
+
 /** Installs the kernelspec and returns the folder it went to. Throws with what to do on failure. */
 export function installKernel(args: InstallKernelArgs = {}): string {
   const python = args.python ?? CONFIG.python;
