@@ -9,7 +9,7 @@
  *    timed in rounds that alternate ours with PyTorch pinned to one thread and PyTorch at every
  *    core, so both see the same load. Wall-clock median, min and max per call; the threads that
  *    were busy on each side during the timing, read from /proc (the pinning, verified).
- * 2. A roofline: useful GFLOP/s of each row (scripts/benchFlops.ts counts them), against the
+ * 2. A roofline: useful GFLOP/s of each row (src/measure.ts, stepFlops counts them), against the
  *    peak of a wasm SIMD multiply-add loop on this machine and PyTorch's GEMM peak.
  * 3. The other backends (cpu + kernels, stock wasm and cpu, tfjs-node when it loads): step times.
  * 4. Accumulation's own cost and memory on the fast backends (measureAccumulation, src/measure.ts).
@@ -22,13 +22,12 @@ import * as tf from '@tensorflow/tfjs';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
-import { GradientAccumulator } from 'tfjs-accumulate';
-import { BackendPreference, describeEnvironment, measureSimdPeak, selectBackend, SimdPeak } from 'tfjs-accumulate/backend';
-import { cnn, measureAccumulation, median, mlp, simpleNet, timeCall } from 'tfjs-accumulate/tutorial';
-import { stepFlops } from './benchFlops';
+import { GradientAccumulator } from '../src/index';
+import { BackendPreference, describeEnvironment, measureSimdPeak, selectBackend, SimdPeak } from '../src/entries/backend';
+import { cnn, measureAccumulation, median, mlp, simpleNet, stepFlops, timeCall } from '../src/entries/tutorial';
 import { PeerCase, TorchPeer } from './benchPeer';
 import { accumulationTable, backendTable, headToHeadTable, Report, rooflineTable, Stats } from './benchReport';
-import { busyThreads, cpuPerWall, taskCpuNs } from './benchThreads';
+import { busiestThreadNs, busyThreads, cpuPerWall, taskCpuNs } from './benchThreads';
 
 type ModelName = 'simpleNet' | 'mlp' | 'cnn';
 const quick = process.argv.includes('--quick');
@@ -88,7 +87,7 @@ export interface Contender {
 export interface BenchRow {
   id: string;
   label: string;
-  /** Useful FLOPs of one call (see scripts/benchFlops.ts). */
+  /** Useful FLOPs of one call (see src/measure.ts, stepFlops). */
   flops: number;
   /** What PyTorch runs for the same call. */
   peer: PeerCase;
@@ -198,6 +197,8 @@ interface Block {
   ms: number[];
   busyThreads: number | null;
   cpuPerWall: number | null;
+  /** CPU ms per call of the busiest thread. */
+  threadCpuMs: number | null;
 }
 
 async function oursBlock(contender: Contender, seconds: number, minReps: number): Promise<Block> {
@@ -211,13 +212,15 @@ async function oursBlock(contender: Contender, seconds: number, minReps: number)
   } while (ms.length < minReps || (performance.now() - start) / 1000 < seconds);
   const after = taskCpuNs();
   const wallNs = (performance.now() - start) * 1e6;
-  return { ms, busyThreads: busyThreads(before, after), cpuPerWall: cpuPerWall(before, after, wallNs) };
+  const busiest = busiestThreadNs(before, after);
+  return { ms, busyThreads: busyThreads(before, after), cpuPerWall: cpuPerWall(before, after, wallNs), threadCpuMs: busiest === null ? null : busiest / 1e6 / ms.length };
 }
 
 function statsOf(blocks: Block[]): Stats {
   const ms = blocks.flatMap((b) => b.ms);
   const busy = blocks.map((b) => b.busyThreads).filter((n): n is number => n !== null);
   const cpu = blocks.map((b) => b.cpuPerWall).filter((n): n is number => n !== null);
+  const threadCpu = blocks.map((b) => b.threadCpuMs).filter((n): n is number => n !== null);
   return {
     ms: median(ms),
     minMs: Math.min(...ms),
@@ -225,6 +228,7 @@ function statsOf(blocks: Block[]): Stats {
     calls: ms.length,
     busyThreads: busy.length ? median(busy) : null,
     cpuPerWall: cpu.length ? median(cpu) : null,
+    threadCpuMs: threadCpu.length ? median(threadCpu) : null,
   };
 }
 

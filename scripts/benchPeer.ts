@@ -18,6 +18,8 @@ export interface PeerBlock {
   ms: number[];
   busyThreads: number;
   cpuPerWall: number;
+  /** CPU ms per call of the busiest thread. */
+  threadCpuMs: number;
 }
 
 /** What the peer says about itself at start. */

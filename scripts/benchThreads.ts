@@ -48,3 +48,11 @@ export function cpuPerWall(before: Map<string, number> | null, after: Map<string
   for (const [tid, ns] of after) total += ns - (before.get(tid) ?? 0);
   return total / wallNs;
 }
+
+/** CPU nanoseconds of the busiest thread between two {@link taskCpuNs} readings. */
+export function busiestThreadNs(before: Map<string, number> | null, after: Map<string, number> | null): number | null {
+  if (!before || !after) return null;
+  let busiest = 0;
+  for (const [tid, ns] of after) busiest = Math.max(busiest, ns - (before.get(tid) ?? 0));
+  return busiest;
+}

@@ -12,12 +12,13 @@ Commands:
         -> {"available": true, "torch": "1.13.0", "threads": 1, "pools": [...threadpoolctl...]}
     {"op": "time", "case": {"kind": "step", "model": "mlp", "batch": 64}, "seconds": 0.3, "warmup": 3}
     {"op": "time", "case": {"kind": "window", "model": "cnn", "steps": 4, "micro": 16}, ...}
-        -> {"ms": [wall ms of each call], "busyThreads": 1, "cpuPerWall": 0.99, "taskCount": 3}
+        -> {"ms": [wall ms of each call], "busyThreads": 1, "cpuPerWall": 0.99, "threadCpuMs": 0.8, "taskCount": 3}
     {"op": "gemm", "size": 512, "seconds": 0.3}
         -> {"gflops": [per call]}
 
 `busyThreads` counts this process's threads that were on a CPU for at least 25% of the busiest
-thread's time (from /proc/self/task/*/schedstat), and `cpuPerWall` their CPU time over the wall time: the pinning, verified rather than assumed.
+thread's time (from /proc/self/task/*/schedstat), `cpuPerWall` their CPU time over the wall time, and `threadCpuMs` the busiest thread's CPU
+time per call (for a one-thread run, its time undisturbed by other processes): the pinning, verified rather than assumed.
 
 When torch cannot be imported, "hello" answers {"available": false, "reason": "..."}.
 The models mirror src/models.ts: simpleNet (dense 10 -> 1, MSE), mlp 784-256-256-10 (no
@@ -49,6 +50,10 @@ def busy_threads(before, after):
     used = [ns - before.get(tid, 0) for tid, ns in after.items()]
     busiest = max(used, default=0)
     return 0 if busiest == 0 else sum(1 for ns in used if ns >= BUSY_SHARE * busiest)
+
+
+def busiest_thread_ns(before, after):
+    return max((ns - before.get(tid, 0) for tid, ns in after.items()), default=0)
 
 
 def cpu_per_wall(before, after, wall_ns):
@@ -137,7 +142,8 @@ def main():
             samples.append((time.perf_counter() - t) * 1000)
         wall_ns = (time.perf_counter() - start) * 1e9
         after = task_cpu_ns()
-        return {"ms": samples, "busyThreads": busy_threads(before, after), "cpuPerWall": cpu_per_wall(before, after, wall_ns), "taskCount": len(after)}
+        return {"ms": samples, "busyThreads": busy_threads(before, after), "cpuPerWall": cpu_per_wall(before, after, wall_ns),
+                "threadCpuMs": busiest_thread_ns(before, after) / 1e6 / len(samples), "taskCount": len(after)}
 
     for line in sys.stdin:
         cmd = json.loads(line)

@@ -14,7 +14,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as ts from 'typescript';
 
-interface BuildConfig {
+export interface BuildConfig {
   /** Folder of the TypeScript sources. */
   src: string;
   /** Folder the ES modules are written to. */

@@ -14,7 +14,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { BackendPreference, describeEnvironment, selectBackend } from 'tfjs-accumulate/backend';
+import { BackendPreference, describeEnvironment, selectBackend } from '../src/entries/backend';
 import {
   NORM_EXPERIMENT_PRESETS,
   NormExperimentArgs,
@@ -22,7 +22,7 @@ import {
   NormExperimentResult,
   WU_HE_2018,
   runNormExperiment,
-} from 'tfjs-accumulate/tutorial';
+} from '../src/entries/tutorial';
 
 interface ScriptConfig {
   /** Preset size. */

@@ -2,7 +2,8 @@
 # Installs the Debian packages that the notebook tests need, only those that are missing:
 # Chromium for the browser tests, Jupyter (nbconvert, nbclient, jupyter_client, ipykernel for
 # /usr/bin/python3) to execute the notebooks through the tslab kernel, and the classic Notebook
-# front end that a reader opens them in. Safe to run repeatedly.
+# front end that a reader opens them in, and Noto CJK so that Chromium draws the Chinese edition
+# with real glyphs. Safe to run repeatedly.
 set -euo pipefail
 
 # package  what proves it is there
@@ -13,6 +14,7 @@ checks=(
   "python3-jupyter-client|/usr/bin/python3 -c 'import jupyter_client'"
   "python3-ipykernel|/usr/bin/python3 -c 'import ipykernel'"
   "jupyter-notebook|test -x /usr/bin/jupyter-notebook"
+  "fonts-noto-cjk|test -f /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc"
 )
 
 missing=()
@@ -22,7 +24,7 @@ for check in "${checks[@]}"; do
 done
 
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "systemDeps: chromium and Jupyter (nbconvert, nbclient, jupyter_client, ipykernel, classic Notebook) are installed."
+  echo "systemDeps: chromium, Jupyter (nbconvert, nbclient, jupyter_client, ipykernel, classic Notebook) and fonts-noto-cjk are installed."
   exit 0
 fi
 

@@ -5,7 +5,8 @@
  *   2. test:unit      build, type-check, unit tests (includes the runner/site tests on fixtures)
  *   3. test:notebooks the runner on every notebook (sources must be committed clean)
  *   4. test:site      the static site export of the executed notebooks
- *   5. test:browser   the site in headless Chromium (console errors, one chart per Plotly output)
+ *   5. test:browser   the site in headless Chromium (console errors, one chart per Plotly output,
+ *                     axe-core in light and dark, phone layout, search, Lighthouse mobile scores)
  *      test:browser-lib the library in headless Chromium on WebGL, wasm and WebGPU (if usable),
  *                     and the site's "run it in your browser" blocks
  *   6. test:jupyter   every notebook through Debian's `jupyter nbconvert --execute` and tslab

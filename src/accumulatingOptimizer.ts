@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
-import { GradientAccumulatorArgs, StepResult } from './accumulatorArgs';
+import { GradientAccumulatorArgs, StepResult, isBiasOrNormalization } from './accumulatorArgs';
 import { argumentError } from './errors';
 import { GradientAccumulator } from './gradientAccumulator';
 import { epochSchedule, epochScheduleTable } from './schedule';
@@ -148,12 +148,21 @@ export class AccumulatingOptimizer extends tf.Optimizer {
       }
       accumulationSteps = { epochSchedule: table };
     }
+    const options = this.accumulator.options;
+    const refuse = (what: string) => {
+      throw new Error(`${OWNER}: ${what} cannot be saved with the model; leave it out, or save without includeOptimizer.`);
+    };
+    if (options.learningRate !== null) refuse('a learningRate schedule (a function)');
+    if (options.weightDecay !== null && options.weightDecay.exclude !== isBiasOrNormalization) refuse('a custom weightDecay.exclude (a function)');
     return {
       optimizer: { className: this.inner.getClassName(), config: this.inner.getConfig() },
       accumulationSteps,
       averaging: this.accumulator.averaging,
       clipNorm: this.accumulator.clipNorm,
       nonFinite: this.accumulator.nonFinite,
+      ...(options.skipLargeUpdates === null ? {} : { skipLargeUpdates: { ...options.skipLargeUpdates } as tf.serialization.ConfigDict }),
+      ...(options.weightDecay === null ? {} : { weightDecay: { rate: options.weightDecay.rate } }),
+      ...(options.ema === null ? {} : { ema: { decay: options.ema.decay } }),
     };
   }
 
@@ -171,6 +180,9 @@ export class AccumulatingOptimizer extends tf.Optimizer {
       averaging: config.averaging ?? undefined,
       clipNorm: config.clipNorm ?? undefined,
       nonFinite: config.nonFinite ?? undefined,
+      ...(config.skipLargeUpdates == null ? {} : { skipLargeUpdates: Object.fromEntries(Object.entries(config.skipLargeUpdates as object).filter(([, v]) => v !== null)) }),
+      ...(config.weightDecay == null ? {} : { weightDecay: config.weightDecay }),
+      ...(config.ema == null ? {} : { ema: config.ema }),
     } as never);
   }
 

@@ -1,5 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
-import { argumentError, checkKeys, isPositiveFinite } from './errors';
+import type { WeightDecay } from './applyWindow';
+import { argumentError, checkKeys, checkOptions, isPositiveFinite, isPositiveInteger } from './errors';
+import { LearningRateSchedule, learningRateOf } from './learningRate';
 import { NON_FINITE_POLICIES, NonFinitePolicy } from './nonFinite';
 import { AccumulationSchedule, checkAccumulationSteps } from './schedule';
 import { checkVarList } from './varList';
@@ -56,10 +58,63 @@ export interface GradientAccumulatorArgs {
   clipNorm?: number;
   /** What a non-finite loss or gradient does. Default `"error"`. */
   nonFinite?: NonFinitePolicy;
+  /**
+   * The learning rate of each applied update, from the number of updates applied before it
+   * (`warmupCosine`, `stepDecay`, or any function). Set on the wrapped optimizer just before the
+   * update; skipped windows never advance it. Default: the optimizer's own, unchanged.
+   */
+  learningRate?: LearningRateSchedule;
+  /**
+   * Skip a window whose averaged gradient's global norm is above `maxNorm`, or above `factor`
+   * times the median norm of the last `history` applied updates (once that many exist). A
+   * skipped window leaves the weights, the optimizer's slots and its iteration count untouched,
+   * and is counted in `skippedLargeUpdates`. Default: never skip.
+   */
+  skipLargeUpdates?: SkipLargeUpdatesArgs;
+  /**
+   * Decoupled weight decay (AdamW's): `w ← w − learningRate · rate · w`, once per applied
+   * update, on the variables that received a gradient and are not excluded. Default: none.
+   */
+  weightDecay?: WeightDecayArgs;
+  /**
+   * Keep an exponential moving average of the weights (Polyak averaging), updated only on
+   * applied updates: `shadow ← decay · shadow + (1 − decay) · w`. Evaluate with it through
+   * `withAveragedWeights`. Saved by `getState`. Default: none.
+   */
+  ema?: { decay: number };
+}
+
+/** Options of {@link GradientAccumulatorArgs.skipLargeUpdates}; give `maxNorm`, `factor`, or both. */
+export interface SkipLargeUpdatesArgs {
+  /** Skip when the norm is above this. Default: no fixed threshold. */
+  maxNorm?: number;
+  /** Skip when the norm is above `factor` × the median of the last `history` applied norms. Default: no relative threshold. */
+  factor?: number;
+  /** How many applied norms the median looks at. Default 20. */
+  history?: number;
+}
+
+/** Options of {@link GradientAccumulatorArgs.weightDecay}. */
+export interface WeightDecayArgs {
+  /** λ, the decay per unit of learning rate (AdamW's `weight_decay`, e.g. 0.01). Required. */
+  rate: number;
+  /**
+   * Variables left undecayed. Default {@link isBiasOrNormalization}: biases and the
+   * parameters of normalization layers, as the usual AdamW recipes do.
+   */
+  exclude?: (variable: tf.Variable) => boolean;
+}
+
+/**
+ * True for a bias or a normalization layer's parameter, by tfjs-layers' variable names
+ * (`…/bias`, `…/gamma`, `…/beta`, and the moving statistics).
+ */
+export function isBiasOrNormalization(variable: tf.Variable): boolean {
+  return /\/(bias|gamma|beta|moving_mean|moving_variance)(_\d+)?$/.test(variable.name);
 }
 
 /** Every key of {@link GradientAccumulatorArgs}, for the unknown-key check. */
-export const ACCUMULATOR_ARG_KEYS = ['optimizer', 'accumulationSteps', 'varList', 'averaging', 'clipNorm', 'nonFinite'] as const;
+export const ACCUMULATOR_ARG_KEYS = ['optimizer', 'accumulationSteps', 'varList', 'averaging', 'clipNorm', 'nonFinite', 'learningRate', 'skipLargeUpdates', 'weightDecay', 'ema'] as const;
 
 /** {@link GradientAccumulatorArgs} checked, with their defaults filled in. */
 export interface CheckedAccumulatorArgs {
@@ -69,6 +124,10 @@ export interface CheckedAccumulatorArgs {
   clipNorm: number | null;
   nonFinite: NonFinitePolicy;
   varList: tf.Variable[] | null;
+  learningRate: LearningRateSchedule | null;
+  skipLargeUpdates: { maxNorm: number | null; factor: number | null; history: number } | null;
+  weightDecay: WeightDecay | null;
+  ema: { decay: number } | null;
 }
 
 /** Checks every option (refusing unknown keys) and fills in the defaults. */
@@ -93,14 +152,48 @@ export function checkAccumulatorArgs(owner: string, args: GradientAccumulatorArg
   if (!NON_FINITE_POLICIES.includes(nonFinite)) {
     throw argumentError(owner, 'nonFinite', '"error", "skip-micro-batch" or "skip-window"', nonFinite);
   }
+  if (args.learningRate !== undefined) {
+    if (typeof args.learningRate !== 'function') throw argumentError(owner, 'learningRate', 'a function (updateStep) => rate, e.g. warmupCosine({ … }), or left out', args.learningRate);
+    if (learningRateOf(args.optimizer) === null) throw argumentError(owner, 'optimizer', 'an optimizer with a numeric learningRate when learningRate is scheduled', args.optimizer);
+  }
   return {
     optimizer: args.optimizer,
+    learningRate: args.learningRate ?? null,
+    skipLargeUpdates: checkSkipLargeUpdates(owner, args.skipLargeUpdates),
+    weightDecay: checkWeightDecay(owner, args.weightDecay),
+    ema: checkEma(owner, args.ema),
     accumulationSteps: checkAccumulationSteps(owner, args.accumulationSteps),
     averaging,
     clipNorm: args.clipNorm ?? null,
     nonFinite,
     varList: args.varList === undefined ? null : checkVarList(owner, args.varList),
   };
+}
+
+function checkSkipLargeUpdates(owner: string, value: unknown): CheckedAccumulatorArgs['skipLargeUpdates'] {
+  if (value === undefined) return null;
+  const at = 'skipLargeUpdates';
+  const o = checkOptions<SkipLargeUpdatesArgs>(owner, at, value, ['maxNorm', 'factor', 'history']);
+  if (o.maxNorm !== undefined && !isPositiveFinite(o.maxNorm)) throw argumentError(owner, `${at}.maxNorm`, 'a finite number > 0', o.maxNorm);
+  if (o.factor !== undefined && !(isPositiveFinite(o.factor) && o.factor > 1)) throw argumentError(owner, `${at}.factor`, 'a finite number > 1', o.factor);
+  if (o.history !== undefined && !isPositiveInteger(o.history)) throw argumentError(owner, `${at}.history`, 'a positive integer', o.history);
+  if (o.maxNorm === undefined && o.factor === undefined) throw argumentError(owner, at, 'an object with maxNorm, factor or both', value);
+  return { maxNorm: o.maxNorm ?? null, factor: o.factor ?? null, history: o.history ?? 20 };
+}
+
+function checkWeightDecay(owner: string, value: unknown): WeightDecay | null {
+  if (value === undefined) return null;
+  const o = checkOptions<WeightDecayArgs>(owner, 'weightDecay', value, ['rate', 'exclude']);
+  if (!isPositiveFinite(o.rate)) throw argumentError(owner, 'weightDecay.rate', 'a finite number > 0', o.rate);
+  if (o.exclude !== undefined && typeof o.exclude !== 'function') throw argumentError(owner, 'weightDecay.exclude', 'a function (variable) => boolean, or left out', o.exclude);
+  return { rate: o.rate, exclude: o.exclude ?? isBiasOrNormalization };
+}
+
+function checkEma(owner: string, value: unknown): { decay: number } | null {
+  if (value === undefined) return null;
+  const o = checkOptions<{ decay?: number }>(owner, 'ema', value, ['decay']);
+  if (!(typeof o.decay === 'number' && o.decay > 0 && o.decay < 1)) throw argumentError(owner, 'ema.decay', 'a number in (0, 1), e.g. 0.999', o.decay);
+  return { decay: o.decay };
 }
 
 /** Options of one `GradientAccumulator.step`. */
@@ -117,8 +210,11 @@ export interface StepOptions {
 export interface UpdateResult {
   /** True when the optimizer updated the weights. */
   applied: boolean;
-  /** `"window"` when the window held a non-finite gradient and was dropped, else null. */
-  skipped: 'window' | null;
+  /**
+   * `"window"` when the window was dropped (a non-finite gradient, or a total count of 0),
+   * `"large-update"` when its norm was too large (see `skipLargeUpdates`), else null.
+   */
+  skipped: 'window' | 'large-update' | null;
   /** Updates applied so far, this one included. */
   updateStep: number;
   /** Micro-batches that the window counted. */
@@ -132,7 +228,7 @@ export interface UpdateResult {
    * `addGradients`).
    */
   loss: number | null;
-  /** Global norm of the averaged gradient before clipping; null unless `clipNorm` is set and an update was applied. */
+  /** Global norm of the averaged gradient before clipping; null unless `clipNorm` or `skipLargeUpdates` is set and the window was complete. */
   gradientNorm: number | null;
 }
 
@@ -150,8 +246,8 @@ export interface StepResult {
   sampleCount: number;
   /** True when this micro-step completed a window and the weights were updated. */
   applied: boolean;
-  /** `"micro-batch"` or `"window"` when a non-finite value made it skip something, else null. */
-  skipped: 'micro-batch' | 'window' | null;
+  /** `"micro-batch"` or `"window"` when a non-finite value made it skip something, `"large-update"` when its window's norm was too large, else null. */
+  skipped: 'micro-batch' | 'window' | 'large-update' | null;
   /** Micro-steps taken so far, this one included. */
   microStep: number;
   /** Updates applied so far; use it for learning-rate schedules and logs. */

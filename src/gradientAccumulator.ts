@@ -1,15 +1,15 @@
 import * as tf from '@tensorflow/tfjs';
-import { addWeighted, nonFiniteProbe } from './accumulation';
-import { checkAccumulatorArgs, GradientAccumulatorArgs, StepOptions, StepResult, UpdateResult } from './accumulatorArgs';
-import { applyWindow } from './applyWindow';
+import { CheckedAccumulatorArgs, checkAccumulatorArgs, GradientAccumulatorArgs, StepOptions, StepResult, UpdateResult } from './accumulatorArgs';
+import { applyWindow, recordNorm, updateSettings } from './applyWindow';
+import { swapAverages } from './ema';
+import { windowSums } from './windowSums';
 import { argumentError, checkOptions, isPositiveInteger, verbatim } from './errors';
-import { LossCount, countLoss, safeVariableGrads } from './lossGradient';
+import { CountedLoss, LossCount, microBatchGradients } from './lossGradient';
 import { applyNonFinitePolicy, NonFinitePolicy } from './nonFinite';
 import { checkOptimizerAlive, releaseOptimizer } from './optimizerSnapshot';
 import { AccumulationSchedule, resolveAccumulationSteps } from './schedule';
-import { ACCUMULATOR_STATE_FORMAT, AccumulatorCore, AccumulatorState, Averaging, checkState, closedCore, copyCore, initialCore, OpenWindow, SerializedTensor, SetStateArgs } from './state';
-import { planRestore, readTensor } from './stateRestore';
-import { tidy } from './tidy';
+import { ACCUMULATOR_STATE_FORMAT, AccumulatorCore, AccumulatorState, Averaging, checkState, closedCore, copyCore, initialCore, OpenWindow, SetStateArgs } from './state';
+import { commitSlots, planRestore, serializeTensors } from './stateRestore';
 import { defaultVarList } from './varList';
 
 export type { GradientAccumulatorArgs, StepOptions, StepResult, TrainableVariable, UpdateResult } from './accumulatorArgs';
@@ -21,10 +21,11 @@ export type { NonFinitePolicy } from './nonFinite';
 const OWNER = 'GradientAccumulator';
 
 
-/** A trained variable and its accumulator (created when the variable first carries a sum over a micro-step). */
+/** A trained variable, its accumulator (created when it first carries a sum over a micro-step) and its EMA. */
 interface Slot {
   variable: tf.Variable;
   accumulator: tf.Variable | null;
+  ema: tf.Variable | null;
 }
 
 
@@ -59,6 +60,10 @@ export class GradientAccumulator {
   readonly nonFinite: NonFinitePolicy;
 
   private readonly varList: tf.Variable[] | null;
+  /** Every option, checked, with its default filled in. */
+  readonly options: CheckedAccumulatorArgs;
+  /** Whether the weights hold their EMA now (between the two swaps of `withAveragedWeights`). */
+  private swapped = false;
   private slots: Slot[] = [];
   private core: AccumulatorCore = initialCore();
   private disposed = false;
@@ -72,8 +77,9 @@ export class GradientAccumulator {
     this.clipNorm = checked.clipNorm;
     this.nonFinite = checked.nonFinite;
     this.varList = checked.varList;
+    this.options = checked;
     // With a varList, the optimizer sees the variables in its order from the first update on.
-    this.slots = (this.varList ?? []).map((variable) => ({ variable, accumulator: null }));
+    this.slots = (this.varList ?? []).map((variable) => ({ variable, accumulator: null, ema: null }));
   }
 
   /** Micro-steps taken so far. */
@@ -86,6 +92,8 @@ export class GradientAccumulator {
   get skippedMicroBatches(): number { return this.core.counters.skippedMicroBatches; }
   /** Windows dropped under `"skip-window"`. */
   get skippedWindows(): number { return this.core.counters.skippedWindows; }
+  /** Windows skipped because their gradient norm was too large (see `skipLargeUpdates`). */
+  get skippedLargeUpdates(): number { return this.core.counters.skippedLargeUpdates; }
   /** Micro-batches counted in the window now open (0 right after an update). */
   get pendingMicroBatches(): number { return this.core.window.microBatches; }
   /** The variables that have received a gradient so far, in the order the optimizer sees them; null before any. */
@@ -103,7 +111,7 @@ export class GradientAccumulator {
    * @throws If `lossFn` or `options` is invalid, if the loss or the optimizer throws, or on a
    *   non-finite gradient under `nonFinite: "error"`; nothing has changed when it throws.
    */
-  step(lossFn: () => tf.Tensor, options?: StepOptions): StepResult {
+  step(lossFn: () => tf.Tensor | CountedLoss, options?: StepOptions): StepResult {
     this.checkAlive();
     if (typeof lossFn !== 'function') {
       throw argumentError(OWNER, 'lossFn', 'a function returning the micro-batch loss (a scalar mean, or a 1-D per-sample vector)', lossFn);
@@ -113,24 +121,11 @@ export class GradientAccumulator {
       throw argumentError(OWNER, 'sampleCount', 'a positive integer (the micro-batch size), or left out', sampleCount);
     }
     const handed = this.varList ?? defaultVarList(OWNER);
-    let counted: LossCount = { count: 1, unit: 'micro-batches', weight: 1 };
-    const { gradients, meanLoss } = tidy(() => {
-      const { value, gradients } = safeVariableGrads(OWNER, () => {
-        const loss = lossFn();
-        counted = countLoss(OWNER, this.averaging, loss, sampleCount);
-        // Note: the objective is the micro-batch's summed loss (a per-sample loss summed, a mean
-        // times sampleCount), so its gradient needs no scaling here; the division by the window's
-        // sample count happens once, at the update.
-        if (loss.rank === 1) return tf.sum(loss) as tf.Scalar;
-        return (counted.weight === 1 ? loss : tf.mul(loss, counted.weight)) as tf.Scalar;
-      }, handed);
-      const meanLoss = (counted.unit === 'samples' ? tf.div(value, counted.count) : value) as tf.Scalar;
-      return { gradients, meanLoss };
-    });
+    const { gradients, meanLoss, counted, count } = microBatchGradients(OWNER, this.averaging, lossFn, handed, sampleCount);
     try {
-      return this.accumulate(handed, gradients, meanLoss, { ...counted, weight: 1 });
+      return this.accumulate(handed, gradients, meanLoss, { ...counted, weight: 1 }, count);
     } finally {
-      tf.dispose([...gradients.filter((g): g is tf.Tensor => g !== null), meanLoss]);
+      tf.dispose([...gradients.filter((g): g is tf.Tensor => g !== null), meanLoss, ...(count === null ? [] : [count])]);
     }
   }
 
@@ -167,9 +162,11 @@ export class GradientAccumulator {
    * with the loss), and then commits the micro-batch, applying the window when it is full.
    * Nothing is committed before the update succeeded.
    */
-  private accumulate(handed: tf.Variable[], gradients: (tf.Tensor | null)[], meanLoss: tf.Scalar | null, counted: LossCount): StepResult {
+  private accumulate(handed: tf.Variable[], gradients: (tf.Tensor | null)[], meanLoss: tf.Scalar | null, counted: LossCount, count: tf.Scalar | null = null): StepResult {
+    if (this.swapped) throw new Error(`${OWNER}: the weights hold their EMA (inside withAveragedWeights); train only after it returns.`);
     const before = this.core;
-    if (before.window.unit !== null && before.window.unit !== counted.unit) {
+    // Samples and counts from lossFn both count items and may mix; micro-batch units may not.
+    if (before.window.unit !== null && before.window.unit !== counted.unit && (before.window.unit === 'micro-batches' || counted.unit === 'micro-batches')) {
       throw new Error(
         `${OWNER}: every micro-batch of a window must report its size the same way under "per-sample" ` +
           `averaging; this window counted ${before.window.unit} but this micro-step gives ${counted.unit}. ` +
@@ -180,59 +177,44 @@ export class GradientAccumulator {
       throw argumentError(OWNER, 'the micro-batch gradient', 'non-empty: at least one trained variable must receive a gradient', verbatim('no gradient for any variable'));
     }
     const windowSize = before.window.size ?? this.resolveWindowSize();
-    // The variables after this micro-step: the known ones, then newcomers that got a gradient.
-    const known = new Set(this.slots.map((s) => s.variable.name));
-    const order = [...this.slots.map((s) => s.variable), ...handed.filter((v, i) => gradients[i] !== null && !known.has(v.name))];
-    const gradientOf = new Map(handed.map((v, i) => [v.name, gradients[i]]));
-    const touched = new Set(before.window.touched);
-    // A variable no longer handed over (frozen mid-window) leaves the window: its partial sum is
-    // dropped and it is not updated. One handed over for the first time in this window starts
-    // from its own gradient, so stale accumulators are never read and never need zeroing.
-    const carried = order.map((v, i) => (gradientOf.has(v.name) && touched.has(v.name) ? this.slots[i].accumulator : null));
-    const { sums, check } = tidy(() => {
-      const sums = order.map((v, i): tf.Tensor | null => {
-        const g = gradientOf.get(v.name) ?? null;
-        const sum = carried[i];
-        if (g === null) return sum === null ? null : tf.clone(sum);
-        return sum === null ? (counted.weight === 1 ? tf.clone(g) : tf.mul(g, counted.weight)) : addWeighted(sum, g, counted.weight);
-      });
-      const probe = nonFiniteProbe(sums.filter((s): s is tf.Tensor => s !== null));
-      return { sums, check: tf.stack([meanLoss ?? tf.scalar(0), probe]) };
-    });
-    // One host read per micro-step: the loss to report and the finiteness check together.
-    const [readLoss, nonFinite] = check.dataSync();
+    const { order, sums, check } = windowSums({ slots: this.slots, handed, gradients, touched: before.window.touched, weight: counted.weight, meanLoss, count, unitCount: counted.count });
+    // One host read per micro-step: the loss to report, the finiteness check and the count together.
+    const [readLoss, nonFinite, readCount] = check.dataSync();
     check.dispose();
     const loss = meanLoss === null ? Number.NaN : readLoss;
+    if (count !== null) {
+      if (readCount < 0) {
+        tf.dispose(sums.filter((s): s is tf.Tensor => s !== null));
+        throw argumentError(OWNER, 'lossFn', 'a function whose { loss, count } has a count ≥ 0', readCount);
+      }
+      counted = { ...counted, count: readCount };
+    }
     const owned = sums.filter((s): s is tf.Tensor => s !== null);
     try {
-      if (nonFinite !== 0 || (meanLoss !== null && !Number.isFinite(loss))) {
+      // A micro-batch counting 0 (all tokens masked) has a loss of 0/0 but adds nothing: not a fault.
+      const lossFinite = meanLoss === null || Number.isFinite(loss) || (count !== null && readCount === 0 && Number.isFinite(readCount));
+      if (nonFinite !== 0 || !lossFinite || !Number.isFinite(counted.count)) {
         const { core, skipped } = applyNonFinitePolicy(OWNER, this.nonFinite, before, windowSize, loss);
         const full = core.window.microBatches >= windowSize;
-        this.core = full ? closedCore(core, false) : core;
-        return this.result(loss, counted.count, core.window, { skipped, applied: false, gradientNorm: null, windowSize });
+        this.core = full ? closedCore(core, 'dropped') : core;
+        return this.result({ loss, sampleCount: counted.count, window: core.window, skipped, applied: false, gradientNorm: null, windowSize });
       }
       const next = copyCore(before);
       next.counters.microStep += 1;
       const w = next.window;
       w.size = windowSize;
-      w.unit = counted.unit;
+      w.unit = w.unit === 'counts' ? 'counts' : counted.unit;
       w.microBatches += 1;
       w.weight += counted.count;
       w.touched = order.filter((_, i) => sums[i] !== null).map((v) => v.name);
-      w.lossSum = meanLoss === null || w.lossSum === null ? null : w.lossSum + loss * counted.count;
+      w.lossSum = meanLoss === null || w.lossSum === null ? null : counted.count === 0 ? w.lossSum : w.lossSum + loss * counted.count;
       if (w.microBatches < windowSize) {
         this.commitSums(order, sums);
         this.core = next;
-        return this.result(loss, counted.count, w, { skipped: null, applied: false, gradientNorm: null, windowSize });
+        return this.result({ loss, sampleCount: counted.count, window: w, skipped: null, applied: false, gradientNorm: null, windowSize });
       }
-      if (w.poisoned) {
-        this.core = closedCore(next, false);
-        return this.result(loss, counted.count, w, { skipped: 'window', applied: false, gradientNorm: null, windowSize });
-      }
-      const gradientNorm = applyWindow({ optimizer: this.optimizer, variables: order, sums, weight: w.weight, clipNorm: this.clipNorm });
-      this.slots = order.map((variable, i) => ({ variable, accumulator: this.slots[i]?.accumulator ?? null }));
-      this.core = closedCore(next, true);
-      return this.result(loss, counted.count, w, { skipped: null, applied: true, gradientNorm, windowSize });
+      const closed = this.closeWindow(order, sums, next);
+      return this.result({ loss, sampleCount: counted.count, window: w, ...closed, windowSize });
     } finally {
       tf.dispose(owned);
     }
@@ -247,8 +229,40 @@ export class GradientAccumulator {
         if (accumulator === null) accumulator = tf.variable(sum, false);
         else accumulator.assign(sum);
       }
-      return { variable, accumulator };
+      return { variable, accumulator, ema: this.slots[i]?.ema ?? (this.options.ema === null ? null : tf.variable(variable, false)) };
     });
+  }
+
+  /**
+   * Ends a complete window of the committed-to-be state `next`: drops it (poisoned, or a total
+   * count of 0), skips it (norm too large), or applies it. Commits the state, the variable order
+   * and new EMA shadows only when nothing threw.
+   */
+  private closeWindow(order: tf.Variable[], sums: (tf.Tensor | null)[], next: AccumulatorCore): { applied: boolean; skipped: 'window' | 'large-update' | null; gradientNorm: number | null } {
+    const w = next.window;
+    if (w.poisoned || w.weight === 0) {
+      this.core = closedCore(next, 'dropped');
+      return { applied: false, skipped: 'window', gradientNorm: null };
+    }
+    const { skipLargeUpdates: skip, ema, weightDecay } = this.options;
+    const { rate, maxNorm } = updateSettings(OWNER, this.options, next);
+    // EMA shadows of variables seen for the first time start from their weights now.
+    const fresh: tf.Variable[] = [];
+    const shadows = ema === null ? null : order.map((v, i) => this.slots[i]?.ema ?? fresh[fresh.push(tf.variable(v, false)) - 1]);
+    let outcome: { applied: boolean; gradientNorm: number | null };
+    try {
+      outcome = applyWindow({ optimizer: this.optimizer, variables: order, sums, weight: w.weight, clipNorm: this.clipNorm, maxNorm, measureNorm: skip !== null, learningRate: rate, weightDecay, ema: ema === null ? null : { decay: ema.decay, shadows: shadows as tf.Variable[] }, owner: OWNER });
+    } catch (error) {
+      tf.dispose(fresh);
+      throw error;
+    }
+    this.slots = order.map((variable, i) => ({ variable, accumulator: this.slots[i]?.accumulator ?? null, ema: shadows?.[i] ?? null }));
+    if (!outcome.applied) {
+      this.core = closedCore(next, 'too-large');
+      return { applied: false, skipped: 'large-update', gradientNorm: outcome.gradientNorm };
+    }
+    this.core = recordNorm(closedCore(next, 'applied'), skip, outcome.gradientNorm);
+    return { applied: true, skipped: null, gradientNorm: outcome.gradientNorm };
   }
 
   /**
@@ -260,25 +274,18 @@ export class GradientAccumulator {
     this.checkAlive();
     const w = this.core.window;
     const windowLoss = w.lossSum === null || w.weight === 0 ? null : w.lossSum / w.weight;
-    const result = (applied: boolean, gradientNorm: number | null): UpdateResult => ({
-      applied,
-      skipped: w.poisoned ? 'window' : null,
+    const result = (r: { applied: boolean; skipped: 'window' | 'large-update' | null; gradientNorm: number | null }): UpdateResult => ({
+      ...r,
       updateStep: this.core.counters.updateStep,
       microBatches: w.microBatches,
-      weight: applied ? w.weight : 0,
-      loss: applied ? windowLoss : null,
-      gradientNorm,
+      weight: r.applied ? w.weight : 0,
+      loss: r.applied ? windowLoss : null,
     });
-    if (w.microBatches === 0) return result(false, null);
-    if (w.poisoned) {
-      this.core = closedCore(this.core, false);
-      return result(false, null);
-    }
+    if (w.microBatches === 0) return result({ applied: false, skipped: null, gradientNorm: null });
+    if (this.swapped) throw new Error(`${OWNER}: the weights hold their EMA (inside withAveragedWeights); flush only after it returns.`);
     const touched = new Set(w.touched);
     const sums = this.slots.map((s) => (touched.has(s.variable.name) ? s.accumulator : null));
-    const gradientNorm = applyWindow({ optimizer: this.optimizer, variables: this.slots.map((s) => s.variable), sums, weight: w.weight, clipNorm: this.clipNorm });
-    this.core = closedCore(this.core, true);
-    return result(true, gradientNorm);
+    return result(this.closeWindow(this.slots.map((s) => s.variable), sums, this.core));
   }
 
   /**
@@ -304,23 +311,8 @@ export class GradientAccumulator {
   async getState(options?: { includeOptimizer?: boolean }): Promise<AccumulatorState> {
     this.checkAlive();
     const { includeOptimizer } = checkOptions<{ includeOptimizer?: boolean }>(`${OWNER}.getState`, 'options', options, ['includeOptimizer']);
-    const core = copyCore(this.core);
-    const touched = new Set(core.window.touched);
-    const accumulators: SerializedTensor[] = [];
-    for (const { variable, accumulator } of this.slots) {
-      // Outside the window the accumulators hold stale sums that no one reads: save zeros.
-      accumulators.push(await readTensor(variable.name, touched.has(variable.name) ? accumulator : null, variable.shape));
-    }
-    let optimizer: SerializedTensor[] | null = null;
-    if (includeOptimizer !== false) {
-      optimizer = [];
-      for (const w of await this.optimizer.getWeights()) {
-        optimizer.push(await readTensor(w.name, w.tensor, w.tensor.shape, w.tensor.dtype));
-        // getWeights hands out fresh tensors (the iteration count) beside the live slot Variables.
-        if (!(w.tensor instanceof tf.Variable)) w.tensor.dispose();
-      }
-    }
-    return { format: ACCUMULATOR_STATE_FORMAT, averaging: this.averaging, ...core, accumulators, optimizer };
+    const tensors = await serializeTensors(this.slots, this.core.window.touched, includeOptimizer === false ? null : this.optimizer, this.options.ema !== null);
+    return { format: ACCUMULATOR_STATE_FORMAT, averaging: this.averaging, ...copyCore(this.core), ...tensors };
   }
 
   /**
@@ -340,21 +332,37 @@ export class GradientAccumulator {
       known: this.slots.map((s) => s.variable),
       candidates: this.varList ?? defaultVarList(OWNER),
       optimizer: includeOptimizer === false ? null : this.optimizer,
+      withEma: this.options.ema !== null,
     });
     // All checks passed: commit. The optimizer first (its only await), restored if it throws.
     await plan.commitOptimizer();
-    const previous = new Map(this.slots.map((s) => [s.variable.name, s.accumulator]));
-    this.slots = plan.variables.map((variable, i) => {
-      const value = tf.tensor(plan.accumulators[i].values, variable.shape, 'float32');
-      let accumulator = previous.get(variable.name) ?? null;
-      if (accumulator === null) accumulator = tf.variable(value, false);
-      else accumulator.assign(value);
-      previous.delete(variable.name);
-      value.dispose();
-      return { variable, accumulator };
-    });
-    tf.dispose([...previous.values()].filter((a): a is tf.Variable => a !== null));
-    this.core = { counters: { ...checked.counters }, window: { ...checked.window, touched: checked.window.touched.map((n) => plan.rename.get(n) ?? n) } };
+    this.slots = commitSlots(this.slots, plan);
+    this.core = {
+      counters: { ...checked.counters },
+      window: { ...checked.window, touched: checked.window.touched.map((n) => plan.rename.get(n) ?? n) },
+      recentNorms: [...checked.recentNorms],
+    };
+  }
+
+  /**
+   * Runs `fn` with the weights replaced by their EMA (see the `ema` option), then puts the
+   * trained weights back, also when `fn` throws: `await acc.withAveragedWeights(() => model.evaluate(xs, ys))`.
+   * Variables never updated yet are their own average.
+   */
+  async withAveragedWeights<T>(fn: () => T | Promise<T>): Promise<T> {
+    this.checkAlive();
+    if (this.options.ema === null) throw argumentError(OWNER, 'ema', 'set (e.g. { decay: 0.999 }) to evaluate with averaged weights', undefined);
+    if (this.swapped) throw new Error(`${OWNER}: withAveragedWeights is already running; nest nothing inside it.`);
+    const swap = () => {
+      swapAverages(this.slots);
+      this.swapped = !this.swapped;
+    };
+    swap();
+    try {
+      return await fn();
+    } finally {
+      swap();
+    }
   }
 
   /**
@@ -366,7 +374,7 @@ export class GradientAccumulator {
   dispose(options?: { keepOptimizer?: boolean }): void {
     const { keepOptimizer } = checkOptions<{ keepOptimizer?: boolean }>(`${OWNER}.dispose`, 'options', options, ['keepOptimizer']);
     if (this.disposed) return;
-    tf.dispose(this.slots.map((s) => s.accumulator).filter((a): a is tf.Variable => a !== null));
+    tf.dispose(this.slots.flatMap((s) => [s.accumulator, s.ema]).filter((a): a is tf.Variable => a !== null));
     this.slots = [];
     if (keepOptimizer !== true) releaseOptimizer(this.optimizer);
     this.disposed = true;
@@ -377,13 +385,18 @@ export class GradientAccumulator {
     return resolveAccumulationSteps(OWNER, this.accumulationSteps, { epoch, updateStep });
   }
 
-  private result(
-    loss: number,
-    sampleCount: number,
-    window: OpenWindow,
-    r: { skipped: 'micro-batch' | 'window' | null; applied: boolean; gradientNorm: number | null; windowSize: number },
-  ): StepResult {
+  /** A micro-step's result, from what it did and the (just committed) counters. */
+  private result(r: {
+    loss: number;
+    sampleCount: number;
+    window: OpenWindow;
+    skipped: 'micro-batch' | 'window' | 'large-update' | null;
+    applied: boolean;
+    gradientNorm: number | null;
+    windowSize: number;
+  }): StepResult {
     const { counters } = this.core;
+    const { loss, sampleCount, window } = r;
     return {
       loss,
       windowLoss: window.lossSum === null || window.weight === 0 ? null : window.lossSum / window.weight,

@@ -8,15 +8,20 @@
  * test/importDirection.test.ts holds that. One export line (values, then types) per module, so
  * that a new module adds its own lines.
  */
-export { addWeighted, averageGradients, globalNorm, clipByGlobalNorm } from './accumulation';
+export { addWeighted, averageGradients, globalNorm, clipByGlobalNorm, scaledGlobalNorm, nonFiniteProbe } from './accumulation';
 export { GradientAccumulator, NonFiniteGradientError, checkVarList } from './gradientAccumulator';
 export type { GradientAccumulatorArgs, Averaging, NonFinitePolicy, StepOptions, StepResult, UpdateResult, TrainableVariable } from './gradientAccumulator';
+export { isBiasOrNormalization } from './accumulatorArgs';
+export type { SkipLargeUpdatesArgs, WeightDecayArgs } from './accumulatorArgs';
+export type { CountedLoss } from './lossGradient';
 export { AccumulatingOptimizer } from './accumulatingOptimizer';
 export type { AccumulatingOptimizerArgs } from './accumulatingOptimizer';
 export { checkEquivalence } from './equivalence';
 export type { CheckEquivalenceArgs, EquivalenceReport, EquivalenceSuspect, VariableDifference } from './equivalence';
 export { epochSchedule, epochScheduleTable } from './schedule';
 export type { AccumulationSchedule, TrainingProgress } from './schedule';
+export { stepDecay, warmupCosine } from './learningRate';
+export type { LearningRateSchedule, StepDecayArgs, WarmupCosineArgs } from './learningRate';
 export { ACCUMULATOR_STATE_FORMAT } from './state';
 export type { AccumulatorState, AccumulatorCore, Counters, OpenWindow, SerializedTensor, SetStateArgs } from './state';
 export { groupNorm, GroupNormalization, groupNormalization } from './norm/groupNormalization';

@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { argumentError, describe, verbatim } from './errors';
 import { Averaging, Unit } from './state';
+import { tidy } from './tidy';
 
 /**
  * From a loss function to its gradients, with nothing left behind when the loss throws. Shared
@@ -62,6 +63,23 @@ export function safeVariableGrads(
   return { value: result.value, gradients: vars.map((v) => result.grads[v.name] ?? null) };
 }
 
+/**
+ * What `lossFn` may return instead of a tensor: the micro-batch's summed loss and a scalar count
+ * known only in the graph, such as the number of unmasked tokens. The window is divided by the
+ * total count; the count is read with the loss in the micro-step's one host read.
+ */
+export interface CountedLoss {
+  /** The summed loss of the micro-batch (not its mean), a float32 scalar. */
+  loss: tf.Tensor;
+  /** What the loss sums over, a scalar tensor (e.g. `tf.sum(mask)`). */
+  count: tf.Tensor;
+}
+
+/** True for a `{ loss, count }` object (and not a tensor). */
+export function isCountedLoss(value: unknown): value is CountedLoss {
+  return value !== null && typeof value === 'object' && !(value instanceof tf.Tensor) && 'loss' in value && 'count' in value;
+}
+
 /** How a micro-batch counts: `count` samples (or one unit), its loss objective scaled by `weight`. */
 export interface LossCount {
   count: number;
@@ -76,8 +94,20 @@ export interface LossCount {
  */
 export function countLoss(owner: string, averaging: Averaging, loss: unknown, sampleCount: number | undefined): LossCount {
   const returned = () => verbatim(`a function that returned ${describe(loss)}`);
+  if (isCountedLoss(loss)) {
+    if (averaging !== 'per-sample') throw argumentError(owner, 'lossFn', 'a function that returns a scalar mean loss under "per-micro-batch" averaging ({ loss, count } needs "per-sample")', verbatim('a function that returned { loss, count }'));
+    if (sampleCount !== undefined) throw argumentError(owner, 'sampleCount', 'left out when lossFn returns { loss, count }', sampleCount);
+    const { loss: summed, count } = loss;
+    if (!(summed instanceof tf.Tensor) || summed.rank !== 0 || summed.dtype !== 'float32') {
+      throw argumentError(owner, 'lossFn', 'a function whose { loss, count } holds a float32 scalar summed loss', verbatim(`a loss of ${describe(summed)}`));
+    }
+    if (!(count instanceof tf.Tensor) || count.rank !== 0) {
+      throw argumentError(owner, 'lossFn', 'a function whose { loss, count } holds a scalar count tensor (e.g. the number of unmasked tokens)', verbatim(`a count of ${describe(count)}`));
+    }
+    return { count: Number.NaN, unit: 'counts', weight: 1 };
+  }
   if (!(loss instanceof tf.Tensor)) {
-    throw argumentError(owner, 'lossFn', 'a function that returns a tf.Tensor (a scalar mean loss, or a 1-D per-sample loss)', returned());
+    throw argumentError(owner, 'lossFn', 'a function that returns a tf.Tensor (a scalar mean loss, or a 1-D per-sample loss) or { loss, count }', returned());
   }
   if (loss.dtype !== 'float32') {
     throw argumentError(owner, 'lossFn', 'a function that returns a float32 loss (tf.cast an integer loss first)', verbatim(`a function that returned a ${loss.dtype} tensor`));
@@ -96,4 +126,48 @@ export function countLoss(owner: string, averaging: Averaging, loss: unknown, sa
   if (loss.rank !== 0) throw argumentError(owner, 'lossFn', 'a function that returns a scalar mean loss or a 1-D per-sample loss', returned());
   if (sampleCount !== undefined) return { count: sampleCount, unit: 'samples', weight: sampleCount };
   return { count: 1, unit: 'micro-batches', weight: 1 };
+}
+
+/**
+ * One micro-batch's forward and backward pass: the gradient of its summed loss for each of
+ * `handed` (null where none), its mean loss (for logs and the finiteness check), how it counts,
+ * and, for `{ loss, count }`, the count tensor (kept; the caller disposes it with the rest).
+ * Nothing is left behind when `lossFn` throws.
+ */
+export function microBatchGradients(
+  owner: string,
+  averaging: Averaging,
+  lossFn: () => tf.Tensor | CountedLoss,
+  handed: tf.Variable[],
+  sampleCount: number | undefined,
+): { gradients: (tf.Tensor | null)[]; meanLoss: tf.Scalar; counted: LossCount; count: tf.Scalar | null } {
+  let counted: LossCount = { count: 1, unit: 'micro-batches', weight: 1 };
+  let count: tf.Scalar | null = null;
+  const computed = () => tidy(() => {
+    const { value, gradients } = safeVariableGrads(owner, () => {
+      const loss = lossFn();
+      counted = countLoss(owner, averaging, loss, sampleCount);
+      if (isCountedLoss(loss)) {
+        // Kept past variableGrads' forward tidy, read with the loss in the one host read.
+        count = tf.keep(tf.cast(loss.count, 'float32')) as tf.Scalar;
+        return loss.loss as tf.Scalar;
+      }
+      // Note: the objective is the micro-batch's summed loss (a per-sample loss summed, a mean
+      // times sampleCount), so its gradient needs no scaling here; the division by the window's
+      // sample count happens once, at the update.
+      if (loss.rank === 1) return tf.sum(loss) as tf.Scalar;
+      return (counted.weight === 1 ? loss : tf.mul(loss, counted.weight)) as tf.Scalar;
+    }, handed);
+    const divisor = counted.unit === 'samples' ? counted.count : counted.unit === 'counts' ? (count as tf.Scalar) : 1;
+    const meanLoss = (divisor === 1 ? value : tf.div(value, divisor)) as tf.Scalar;
+    return { gradients, meanLoss };
+  });
+  let result: ReturnType<typeof computed>;
+  try {
+    result = computed();
+  } catch (error) {
+    if (count !== null) (count as tf.Scalar).dispose();
+    throw error;
+  }
+  return { ...result, counted: { ...counted, weight: 1 }, count };
 }

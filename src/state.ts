@@ -10,8 +10,8 @@ import { argumentError, describe, verbatim } from './errors';
 /** How the accumulated gradient is averaged: over samples, or over micro-batches (see `GradientAccumulatorArgs.averaging`). */
 export type Averaging = 'per-sample' | 'per-micro-batch';
 
-/** What the window's weight counts: samples, or micro-batches (one unit each). */
-export type Unit = 'samples' | 'micro-batches';
+/** What the window's weight counts: samples, micro-batches (one unit each), or counts returned by `lossFn` (tokens, say). */
+export type Unit = 'samples' | 'micro-batches' | 'counts';
 
 /** Counters that only ever grow. */
 export interface Counters {
@@ -23,8 +23,10 @@ export interface Counters {
   epoch: number;
   /** Micro-batches dropped for a non-finite loss or gradient. */
   skippedMicroBatches: number;
-  /** Windows dropped under `nonFinite: "skip-window"`. */
+  /** Windows dropped under `nonFinite: "skip-window"`, or for a total count of 0. */
   skippedWindows: number;
+  /** Windows skipped for a gradient norm above the `skipLargeUpdates` threshold. */
+  skippedLargeUpdates: number;
 }
 
 /** The window now open: what the accumulators hold. */
@@ -49,6 +51,8 @@ export interface OpenWindow {
 export interface AccumulatorCore {
   counters: Counters;
   window: OpenWindow;
+  /** Gradient norms of the last applied updates, oldest first (kept for `skipLargeUpdates.factor`). */
+  recentNorms: number[];
 }
 
 /** The format tag written into every saved state. Version 1 (with `normalization`) is still read. */
@@ -74,6 +78,8 @@ export interface AccumulatorState extends AccumulatorCore {
   accumulators: SerializedTensor[];
   /** The wrapped optimizer's `getWeights()`, or null when it was left out. */
   optimizer: SerializedTensor[] | null;
+  /** The EMA of each variable in `accumulators`' order, or null without EMA. */
+  ema?: SerializedTensor[] | null;
 }
 
 /** Options of `GradientAccumulator.setState`. */
@@ -96,21 +102,22 @@ export function emptyWindow(): OpenWindow {
 
 /** A fresh state: all counters 0, an empty window. */
 export function initialCore(): AccumulatorCore {
-  return { counters: { microStep: 0, updateStep: 0, epoch: 0, skippedMicroBatches: 0, skippedWindows: 0 }, window: emptyWindow() };
+  return { counters: { microStep: 0, updateStep: 0, epoch: 0, skippedMicroBatches: 0, skippedWindows: 0, skippedLargeUpdates: 0 }, window: emptyWindow(), recentNorms: [] };
 }
 
 /** The state after a window ends: counters advanced, a fresh window. */
-export function closedCore(core: AccumulatorCore, applied: boolean): AccumulatorCore {
+export function closedCore(core: AccumulatorCore, outcome: 'applied' | 'dropped' | 'too-large'): AccumulatorCore {
   const next = copyCore(core);
-  if (applied) next.counters.updateStep += 1;
-  else next.counters.skippedWindows += 1;
+  if (outcome === 'applied') next.counters.updateStep += 1;
+  else if (outcome === 'dropped') next.counters.skippedWindows += 1;
+  else next.counters.skippedLargeUpdates += 1;
   next.window = emptyWindow();
   return next;
 }
 
 /** A deep copy, so that a state handed out can never alias the live one. */
 export function copyCore(core: AccumulatorCore): AccumulatorCore {
-  return { counters: { ...core.counters }, window: { ...core.window, touched: [...core.window.touched] } };
+  return { counters: { ...core.counters }, window: { ...core.window, touched: [...core.window.touched] }, recentNorms: [...core.recentNorms] };
 }
 
 /** Gives optimizer slot names such as `dense/kernel/m` the new variable names after an order match. */
@@ -151,15 +158,23 @@ export function checkState(owner: string, state: unknown, averaging: Averaging):
   };
   const accumulators = tensors('accumulators') as SerializedTensor[];
   const optimizer = tensors('optimizer');
+  const ema = s.ema === undefined || s.ema === null ? null : (s.ema as unknown[]).map ? (s.ema as unknown[]).map((t, i) => checkTensor(owner, `state.ema[${i}]`, t)) : null;
+  if (s.ema !== undefined && s.ema !== null && !Array.isArray(s.ema)) throw argumentError(owner, 'state.ema', 'an array of { name, shape, dtype, values }, or null', s.ema);
   const names = accumulators.map((a) => a.name);
   if (new Set(names).size !== names.length) throw argumentError(owner, 'state.accumulators', 'one entry per variable', verbatim('a variable listed twice'));
 
   const c = s.counters as Record<string, unknown> | null | undefined;
   if (c === null || typeof c !== 'object') throw argumentError(owner, 'state.counters', 'an object of counters', c);
   const counters = {} as Counters;
-  for (const key of ['microStep', 'updateStep', 'epoch', 'skippedMicroBatches', 'skippedWindows'] as const) {
-    if (!isCount(c[key])) throw argumentError(owner, `state.counters.${key}`, 'a whole number ≥ 0', c[key]);
-    counters[key] = c[key] as number;
+  for (const key of ['microStep', 'updateStep', 'epoch', 'skippedMicroBatches', 'skippedWindows', 'skippedLargeUpdates'] as const) {
+    // skippedLargeUpdates came later: a state without it has skipped none.
+    const value = key === 'skippedLargeUpdates' && c[key] === undefined ? 0 : c[key];
+    if (!isCount(value)) throw argumentError(owner, `state.counters.${key}`, 'a whole number ≥ 0', value);
+    counters[key] = value;
+  }
+  const recentNorms = s.recentNorms ?? [];
+  if (!Array.isArray(recentNorms) || !recentNorms.every((n) => typeof n === 'number' && Number.isFinite(n) && n >= 0)) {
+    throw argumentError(owner, 'state.recentNorms', 'an array of finite numbers ≥ 0', s.recentNorms);
   }
   const w = s.window as Record<string, unknown> | null | undefined;
   if (w === null || typeof w !== 'object') throw argumentError(owner, 'state.window', 'an open window as written by getState()', w);
@@ -177,7 +192,7 @@ export function checkState(owner: string, state: unknown, averaging: Averaging):
     lossSum: v1 ? null : (w.lossSum as number | null),
   };
   checkWindow(owner, window, names, counters);
-  return { format: ACCUMULATOR_STATE_FORMAT, averaging, counters, window, accumulators, optimizer };
+  return { format: ACCUMULATOR_STATE_FORMAT, averaging, counters, window, recentNorms: [...recentNorms], accumulators, optimizer, ema };
 }
 
 function checkTensor(owner: string, where: string, t: unknown): SerializedTensor {
@@ -207,8 +222,11 @@ function checkWindow(owner: string, w: OpenWindow, names: string[], counters: Co
   if (w.microBatches > counters.microStep) throw bad('microBatches', `at most counters.microStep (${counters.microStep})`, w.microBatches);
   if (w.size !== null && w.microBatches >= w.size) throw bad('microBatches', `below the window size (${w.size}): a full window is applied, never saved`, w.microBatches);
   if (w.microBatches > 0 && w.size === null) throw bad('size', 'set once the window holds a micro-batch', w.size);
-  if (!isCount(w.weight)) throw bad('weight', 'a whole number ≥ 0', w.weight);
-  if (!(w.unit === null || w.unit === 'samples' || w.unit === 'micro-batches')) throw bad('unit', '"samples", "micro-batches" or null', w.unit);
+  // Counts returned by lossFn may be fractional (weights), samples and micro-batches are whole.
+  if (!(typeof w.weight === 'number' && Number.isFinite(w.weight) && w.weight >= 0 && (w.unit === 'counts' || Number.isInteger(w.weight)))) {
+    throw bad('weight', 'a finite number ≥ 0 (whole unless the unit is "counts")', w.weight);
+  }
+  if (!(w.unit === null || w.unit === 'samples' || w.unit === 'micro-batches' || w.unit === 'counts')) throw bad('unit', '"samples", "micro-batches", "counts" or null', w.unit);
   if (typeof w.poisoned !== 'boolean') throw bad('poisoned', 'true or false', w.poisoned);
   if (!(w.lossSum === null || (typeof w.lossSum === 'number' && Number.isFinite(w.lossSum)))) throw bad('lossSum', 'a finite number or null', w.lossSum);
   if (!Array.isArray(w.touched)) throw bad('touched', 'a list of variable names', w.touched);
@@ -228,5 +246,5 @@ function checkWindow(owner: string, w: OpenWindow, names: string[], counters: Co
   if (w.unit === 'samples' && !w.poisoned && w.weight < w.microBatches) {
     throw bad('weight', `at least one sample per micro-batch (≥ ${w.microBatches})`, w.weight);
   }
-  if (w.unit !== null && w.weight === 0) throw bad('weight', 'above 0 once a micro-batch was added', w.weight);
+  if ((w.unit === 'samples' || w.unit === 'micro-batches') && w.weight === 0) throw bad('weight', 'above 0 once a micro-batch was added', w.weight);
 }

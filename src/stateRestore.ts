@@ -32,6 +32,8 @@ export interface RestorePlan {
   variables: tf.Variable[];
   /** Their saved accumulators, in the same order. */
   accumulators: SerializedTensor[];
+  /** Their saved EMA, in the same order; null when not restored. */
+  ema: SerializedTensor[] | null;
   /** Saved variable name → live variable name. */
   rename: Map<string, string>;
   /** Writes the optimizer's weights (a no-op when they are not restored); undoes itself if it throws. */
@@ -44,7 +46,7 @@ const shapeText = (s: readonly number[]) => `[${s.join(', ')}]`;
 export async function planRestore(
   owner: string,
   state: AccumulatorState,
-  where: { matchBy: 'name' | 'order'; known: tf.Variable[]; candidates: tf.Variable[]; optimizer: tf.Optimizer | null },
+  where: { matchBy: 'name' | 'order'; known: tf.Variable[]; candidates: tf.Variable[]; optimizer: tf.Optimizer | null; withEma: boolean },
 ): Promise<RestorePlan> {
   const entries = state.accumulators;
   let variables: tf.Variable[];
@@ -72,15 +74,25 @@ export async function planRestore(
     }
   });
   const rename = new Map(entries.map((e, i) => [e.name, variables[i].name]));
+  const ema = where.withEma ? state.ema ?? null : null;
+  if (ema !== null) {
+    if (ema.length !== variables.length) throw argumentError(owner, 'state.ema', `one entry per variable (${variables.length})`, verbatim(`${ema.length} entries`));
+    ema.forEach((e, i) => {
+      if (!sameShape(e.shape, variables[i].shape) || e.dtype !== 'float32') {
+        throw argumentError(owner, `state.ema[${i}] ("${e.name}")`, `float32 of shape ${shapeText(variables[i].shape)}, the shape of variable "${variables[i].name}"`, verbatim(`${e.dtype} of shape ${shapeText(e.shape)}`));
+      }
+    });
+  }
   const optimizer = where.optimizer;
   const saved = state.optimizer;
-  if (optimizer === null || saved === null) return { variables, accumulators: entries, rename, commitOptimizer: async () => {} };
+  if (optimizer === null || saved === null) return { variables, accumulators: entries, ema, rename, commitOptimizer: async () => {} };
 
   const weights = saved.map((s) => ({ ...s, name: renameOptimizerWeight(s.name, rename) }));
   await checkOptimizerWeights(owner, optimizer, weights, variables);
   return {
     variables,
     accumulators: entries,
+    ema,
     rename,
     async commitOptimizer() {
       const before = await optimizer.getWeights();
@@ -146,4 +158,68 @@ async function checkOptimizerWeights(owner: string, optimizer: tf.Optimizer, wei
   if (slots.length > 0 && (slots.length !== expected.length || slots.some((w, i) => w.name !== expected[i].name || !sameShape(w.tensor.shape, expected[i].shape)))) {
     throw argumentError(owner, 'state.optimizer', `the slots this optimizer already has (${slots.map((w) => `"${w.name}" ${shapeText(w.tensor.shape)}`).join(', ')})`, verbatim(`${expected.length} slots: ${expected.slice(0, 4).map((w) => `"${w.name}" ${shapeText(w.shape)}`).join(', ')}${expected.length > 4 ? ', …' : ''}`));
   }
+}
+
+/** A variable with its accumulator and EMA, as the accumulator keeps them. */
+export interface RestoredSlot {
+  variable: tf.Variable;
+  accumulator: tf.Variable | null;
+  ema: tf.Variable | null;
+}
+
+/**
+ * Writes a checked plan's accumulators and EMA into Variables, reusing those of the current
+ * slots, and disposes the ones no longer used. Synchronous: it runs after every check passed.
+ */
+export function commitSlots(current: readonly RestoredSlot[], plan: RestorePlan): RestoredSlot[] {
+  const previous = new Map(current.map((s) => [s.variable.name, s]));
+  const write = (target: tf.Variable | null, values: number[], shape: number[]) => {
+    const value = tf.tensor(values, shape, 'float32');
+    const out = target === null ? tf.variable(value, false) : (target.assign(value), target);
+    value.dispose();
+    return out;
+  };
+  const slots = plan.variables.map((variable, i) => {
+    const old = previous.get(variable.name);
+    previous.delete(variable.name);
+    const accumulator = write(old?.accumulator ?? null, plan.accumulators[i].values, variable.shape);
+    const ema = plan.ema === null ? null : write(old?.ema ?? null, plan.ema[i].values, variable.shape);
+    if (plan.ema === null && old?.ema) old.ema.dispose();
+    return { variable, accumulator, ema };
+  });
+  tf.dispose([...previous.values()].flatMap((s) => [s.accumulator, s.ema]).filter((a): a is tf.Variable => a !== null));
+  return slots;
+}
+
+/**
+ * Reads the accumulators (zeros outside the window's touched variables: stale sums no one
+ * reads), the optimizer's weights (when given) and the EMA (when kept) into JSON form.
+ */
+export async function serializeTensors(
+  slots: readonly RestoredSlot[],
+  touchedNames: readonly string[],
+  optimizer: tf.Optimizer | null,
+  withEma: boolean,
+): Promise<{ accumulators: SerializedTensor[]; optimizer: SerializedTensor[] | null; ema: SerializedTensor[] | null }> {
+  const touched = new Set(touchedNames);
+  const accumulators: SerializedTensor[] = [];
+  for (const { variable, accumulator } of slots) {
+    accumulators.push(await readTensor(variable.name, touched.has(variable.name) ? accumulator : null, variable.shape));
+  }
+  let weights: SerializedTensor[] | null = null;
+  if (optimizer !== null) {
+    weights = [];
+    for (const w of await optimizer.getWeights()) {
+      weights.push(await readTensor(w.name, w.tensor, w.tensor.shape, w.tensor.dtype));
+      // getWeights hands out fresh tensors (the iteration count) beside the live slot Variables.
+      if (!(w.tensor instanceof tf.Variable)) w.tensor.dispose();
+    }
+  }
+  let ema: SerializedTensor[] | null = null;
+  if (withEma) {
+    ema = [];
+    // A variable whose shadow does not exist yet has never been updated: its EMA is itself.
+    for (const { variable, ema: shadow } of slots) ema.push(await readTensor(variable.name, shadow ?? variable, variable.shape));
+  }
+  return { accumulators, optimizer: weights, ema };
 }

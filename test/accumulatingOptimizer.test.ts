@@ -309,3 +309,28 @@ describe('AccumulatingOptimizer: save and load with the model', () => {
     [model, loaded].forEach((m) => m.dispose());
   });
 });
+
+describe('AccumulatingOptimizer: the training options through model.fit and save/load', () => {
+  it('saves skipLargeUpdates, weightDecay and ema; refuses a learningRate function by name', async () => {
+    const model = denseModel();
+    const optimizer = new AccumulatingOptimizer({ optimizer: tf.train.adam(0.01), accumulationSteps: 2, skipLargeUpdates: { maxNorm: 50 }, weightDecay: { rate: 0.01 }, ema: { decay: 0.9 } });
+    model.compile({ optimizer, loss: 'meanSquaredError' });
+    const data = batch(32);
+    await model.fit(data.xs, data.ys, { batchSize: 8, epochs: 1, shuffle: false, verbose: 0, callbacks: [optimizer.callback()] });
+    assert.equal(optimizer.iterations, 2);
+    let artifacts: tf.io.ModelArtifacts | null = null;
+    await model.save(tf.io.withSaveHandler(async (a) => {
+      artifacts = a;
+      return { modelArtifactsInfo: { dateSaved: new Date(), modelTopologyType: 'JSON' } };
+    }), { includeOptimizer: true });
+    const loaded = await tf.loadLayersModel(tf.io.fromMemory(artifacts as unknown as tf.io.ModelArtifacts));
+    const options = (loaded.optimizer as AccumulatingOptimizer).accumulator.options;
+    assert.deepEqual(options.skipLargeUpdates, { maxNorm: 50, factor: null, history: 20 });
+    assert.equal(options.weightDecay?.rate, 0.01);
+    assert.deepEqual(options.ema, { decay: 0.9 });
+    const scheduled = new AccumulatingOptimizer({ optimizer: tf.train.sgd(0.1), accumulationSteps: 2, learningRate: () => 0.1 });
+    assertThrowsMentioning(() => scheduled.getConfig(), 'learningRate schedule', 'cannot be saved');
+    [optimizer, scheduled, loaded.optimizer].forEach((o) => o.dispose());
+    [model, loaded].forEach((m) => m.dispose());
+  });
+});

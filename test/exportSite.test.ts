@@ -206,5 +206,6 @@ describe('exportSite with hostile notebook names and metadata', () => {
     assert.match(page, /Executed by <code>npm run notebooks<\/code>\./);
     assert.match(page, /did not run to the end: a cell failed \(&lt;img src=x onerror=&quot;window.__pwned=2&quot;&gt;\)/);
     assert.match(page, /<span class="meta">\[ \]<\/span>/);
+    assert.match(page, /<pre class="output text">the plain form<\/pre><p class="output unsupported">This HTML output is shown as text: it uses the tag &lt;script&gt;, which the site does not run\.<\/p>/);
   });
 });

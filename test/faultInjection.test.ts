@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { GradientAccumulator } from '../src/gradientAccumulator';
+import { stepDecay } from '../src/learningRate';
 import { NonFinitePolicy } from '../src/nonFinite';
 import { AccumulatorState, Averaging } from '../src/state';
 import { OPTIMIZERS, OptimizerName, assertBitIdentical, denseNet, fcParameters, samples, weightsOf } from './helpers';
@@ -15,7 +16,8 @@ import { OPTIMIZERS, OptimizerName, assertBitIdentical, denseNet, fcParameters, 
  */
 
 type Op =
-  | { kind: 'step' | 'lossThrows' | 'nonFinite' | 'optimizerThrows' | 'badOptions'; size: number }
+  | { kind: 'step' | 'countedStep' | 'lossThrows' | 'nonFinite' | 'optimizerThrows' | 'badOptions' | 'badCount'; size: number }
+  | { kind: 'averagedThrows' }
   | { kind: 'flush' | 'endEpoch' | 'resume' | 'foreignState' }
   | { kind: 'corruptState'; corruption: number; value: unknown };
 
@@ -33,7 +35,8 @@ const CORRUPTIONS: ((s: AccumulatorState, value: unknown) => void)[] = [
 
 const opArbitrary: fc.Arbitrary<Op> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('step' as const), size: fc.integer({ min: 1, max: 5 }) }) },
-  fc.record({ kind: fc.constantFrom('lossThrows' as const, 'nonFinite' as const, 'optimizerThrows' as const, 'badOptions' as const), size: fc.integer({ min: 1, max: 5 }) }),
+  fc.record({ kind: fc.constantFrom('countedStep' as const, 'lossThrows' as const, 'nonFinite' as const, 'optimizerThrows' as const, 'badOptions' as const, 'badCount' as const), size: fc.integer({ min: 1, max: 5 }) }),
+  fc.record({ kind: fc.constant('averagedThrows' as const) }),
   fc.record({ kind: fc.constantFrom('flush' as const, 'endEpoch' as const, 'resume' as const, 'foreignState' as const) }),
   fc.record({
     kind: fc.constant('corruptState' as const),
@@ -49,6 +52,8 @@ const scenarioArbitrary = fc.record({
   nonFinite: fc.constantFrom<NonFinitePolicy>('error', 'skip-micro-batch', 'skip-window'),
   clipNorm: fc.option(fc.double({ min: 0.01, max: 10, noNaN: true }), { nil: undefined }),
   accumulationSteps: fc.integer({ min: 1, max: 3 }),
+  // Issue 12's options, all on or all off.
+  options: fc.boolean(),
   ops: fc.array(opArbitrary, { minLength: 1, maxLength: 14 }),
 });
 
@@ -71,18 +76,21 @@ describe('property: every public call completes or leaves no trace', () => {
         const start = tf.memory().numTensors;
         const model = denseNet(3, 2, scenario.seed);
         const failing = armable(scenario.optimizer);
-        const make = (optimizer: tf.Optimizer, averaging: Averaging = scenario.averaging) =>
+        const make = (optimizer: tf.Optimizer, withOptions = scenario.options) =>
           new GradientAccumulator({
             optimizer,
             accumulationSteps: scenario.accumulationSteps,
-            averaging,
+            averaging: scenario.averaging,
             nonFinite: scenario.nonFinite,
             clipNorm: scenario.clipNorm,
             varList: model.trainableWeights,
+            ...(withOptions
+              ? { learningRate: stepDecay({ initial: 0.05, every: 2 }), skipLargeUpdates: { maxNorm: 3, factor: 4, history: 2 }, weightDecay: { rate: 0.1 }, ema: { decay: 0.9 } }
+              : {}),
           });
         const acc = make(failing.optimizer);
         // Foreign: the same model and averaging, another kind of optimizer (other slots).
-        const foreign = make(scenario.optimizer === 'adam' ? tf.train.momentum(0.1, 0.5) : tf.train.adam(0.1));
+        const foreign = make(scenario.optimizer === 'adam' ? tf.train.momentum(0.1, 0.5) : tf.train.adam(0.1), false);
         const data = samples(5, 3, scenario.seed);
         const loss = (size: number, poison = 1) => () => {
           const xs = data.xs.slice(0, size);
@@ -99,6 +107,15 @@ describe('property: every public call completes or leaves no trace', () => {
           try {
             switch (op.kind) {
               case 'step': acc.step(loss(op.size)); break;
+              case 'countedStep':
+                acc.step(() => ({ loss: tf.sum(loss(op.size)()), count: tf.scalar(op.size) }));
+                break;
+              case 'badCount': acc.step(() => ({ loss: tf.sum(loss(op.size)()), count: tf.scalar(-op.size) })); break;
+              case 'averagedThrows':
+                await acc.withAveragedWeights(() => {
+                  throw new Error('injected evaluation failure');
+                });
+                break;
               case 'lossThrows':
                 acc.step(() => {
                   loss(op.size)();
@@ -129,7 +146,7 @@ describe('property: every public call completes or leaves no trace', () => {
           } catch {
             threw = true;
           }
-          if (op.kind === 'lossThrows' || op.kind === 'badOptions' || op.kind === 'foreignState') assert.ok(threw, `${op.kind} completed`);
+          if (['lossThrows', 'badOptions', 'foreignState', 'badCount', 'averagedThrows'].includes(op.kind)) assert.ok(threw, `${op.kind} completed`);
           if (threw) {
             assert.deepEqual(await acc.getState(), before.state, `op ${index} (${op.kind}) changed the state`);
             assertBitIdentical(weightsOf(model), before.weights);

@@ -15,7 +15,8 @@ import * as ts from 'typescript';
  * the root entry stays small and browser-safe. Every source file is parsed with the TypeScript
  * compiler API; static imports, re-exports, `import type`, `import()` types, dynamic `import()`
  * and `require('...')` with a literal all count. The core also stays browser-safe: it imports
- * only tfjs and reads no Node global (`process`, `require`, ...).
+ * only tfjs and reads no Node global (`process`, `require`, ...). Outside `src/`, scripts and
+ * end-to-end tests reach the library only through the three entry points.
  */
 
 type Part = 'core' | 'backend' | 'parallel' | 'tutorial';
@@ -156,16 +157,48 @@ function importViolations(files: ReadonlyMap<string, string>): string[] {
   return violations;
 }
 
-/** Every `.ts` file under `src/`, keyed by its path relative to `src/`. */
-function sourceFiles(): Map<string, string> {
-  const root = join(__dirname, '..', 'src');
+/** The entry points as files of `src/`. */
+const ENTRY_FILES = new Set(['index.ts', 'entries/backend.ts', 'entries/parallel.ts', 'entries/tutorial.ts']);
+const ENTRY_LIST = [...ENTRY_FILES].map((f) => `src/${f}`).join(', ');
+
+/**
+ * Imports of `src/` internals by programs outside it (scripts, end-to-end tests): they must go
+ * through an entry point, by package name or by the entry's file. `files` maps paths relative
+ * to the repository root to their text.
+ */
+function internalImports(files: ReadonlyMap<string, string>): string[] {
+  const found: string[] = [];
+  for (const [file, code] of files) {
+    for (const { specifier, line } of moduleSpecifiers(file, code)) {
+      if (specifier.startsWith('.')) {
+        const target = posix.normalize(posix.join(posix.dirname(file), specifier));
+        if (!target.startsWith('src/') && target !== 'src') continue;
+        const inSrc = target.slice('src/'.length);
+        if (![inSrc, `${inSrc}.ts`, `${inSrc}/index.ts`].some((candidate) => ENTRY_FILES.has(candidate))) {
+          found.push(`${file}:${line} imports ${target}, not an entry point (${ENTRY_LIST})`);
+        }
+      } else if (/^tfjs-accumulate(\/|$)/.test(specifier) && !(specifier in SELF)) {
+        found.push(`${file}:${line} imports ${specifier}, not one of ${Object.keys(SELF).join(', ')}`);
+      }
+    }
+  }
+  return found;
+}
+
+/** Every `.ts` file under `folder` (relative to the repository root), keyed by its path from there. */
+function filesUnder(folder: string, root = join(__dirname, '..')): Map<string, string> {
   const files = new Map<string, string>();
-  for (const entry of readdirSync(root, { recursive: true, withFileTypes: true })) {
+  for (const entry of readdirSync(join(root, folder), { recursive: true, withFileTypes: true })) {
     if (!entry.isFile() || !entry.name.endsWith('.ts')) continue;
     const full = join(entry.parentPath, entry.name);
     files.set(relative(root, full).split(sep).join('/'), readFileSync(full, 'utf8'));
   }
   return files;
+}
+
+/** Every `.ts` file under `src/`, keyed by its path relative to `src/`. */
+function sourceFiles(): Map<string, string> {
+  return new Map([...filesUnder('src')].map(([file, code]) => [file.slice('src/'.length), code]));
 }
 
 describe('the direction of imports in src/ (tutorial -> backend -> core)', () => {
@@ -234,6 +267,29 @@ describe('the direction of imports in src/ (tutorial -> backend -> core)', () =>
     assert.deepEqual(found, [
       'kernels/index.ts:1 (backend) imports models.ts (tutorial); backend may import only core, backend',
       "kernels/index.ts:2 imports './missing', which is no file in src/",
+    ]);
+  });
+});
+
+describe('scripts and end-to-end tests use the entry points, never src/ internals', () => {
+  const programs = new Map([...filesUnder('scripts'), ...filesUnder('test/e2e')]);
+
+  it('holds in scripts/ and test/e2e/', () => {
+    assert.ok(programs.has('scripts/exportSite.ts') && programs.has('test/e2e/library.e2e.ts'));
+    assert.deepEqual(internalImports(programs), []);
+  });
+
+  it('fails on an import of a module behind an entry point, by path or by package name', () => {
+    const found = internalImports(
+      new Map([
+        ['scripts/bench.ts', "import { measureAccumulation } from '../src/measure';\nimport { selectBackend } from '../src/entries/backend';"],
+        ['scripts/site/live/run.ts', "import { lineChart } from '../../../src/plot';\nimport { GradientAccumulator } from '../../../src/index';\nimport { cnn } from 'tfjs-accumulate/dist/models';"],
+      ]),
+    );
+    assert.deepEqual(found, [
+      `scripts/bench.ts:1 imports src/measure, not an entry point (${ENTRY_LIST})`,
+      `scripts/site/live/run.ts:1 imports src/plot, not an entry point (${ENTRY_LIST})`,
+      'scripts/site/live/run.ts:3 imports tfjs-accumulate/dist/models, not one of tfjs-accumulate, tfjs-accumulate/backend, tfjs-accumulate/parallel, tfjs-accumulate/tutorial',
     ]);
   });
 });

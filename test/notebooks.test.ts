@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import * as ts from 'typescript';
 import * as core from '../src/index';
 import * as backend from '../src/entries/backend';
+import * as parallel from '../src/entries/parallel';
 import * as tutorial from '../src/entries/tutorial';
 
 /**
@@ -14,6 +15,8 @@ import * as tutorial from '../src/entries/tutorial';
 
 const folder = join(__dirname, '..', 'notebooks');
 const files = readdirSync(folder).filter((f) => f.endsWith('.ipynb')).sort();
+/** The Chinese edition (`zh/01-environment.ipynb` …) keeps the same rules. */
+const translated = readdirSync(join(folder, 'zh')).filter((f) => f.endsWith('.ipynb')).sort().map((f) => `zh/${f}`);
 
 interface Cell {
   cell_type: string;
@@ -24,10 +27,10 @@ interface Cell {
 const read = (file: string) => JSON.parse(readFileSync(join(folder, file), 'utf8')) as { cells: Cell[]; metadata: { kernelspec?: { name?: string } } };
 const text = (cell: Cell) => (Array.isArray(cell.source) ? cell.source.join('') : cell.source);
 
-/** Every name the three entry points export (`tfjs-accumulate`, `/backend`, `/tutorial`), values and types alike. */
+/** Every name the entry points export (`tfjs-accumulate`, `/backend`, `/parallel`, `/tutorial`), values and types alike. */
 function exportedNames(): Set<string> {
-  const names = new Set([...Object.keys(core), ...Object.keys(backend), ...Object.keys(tutorial)]);
-  for (const entry of ['index.ts', 'entries/backend.ts', 'entries/tutorial.ts']) {
+  const names = new Set([...Object.keys(core), ...Object.keys(backend), ...Object.keys(parallel), ...Object.keys(tutorial)]);
+  for (const entry of ['index.ts', 'entries/backend.ts', 'parallel/index.ts', 'entries/tutorial.ts']) {
     const file = ts.createSourceFile(entry, readFileSync(join(__dirname, '..', 'src', entry), 'utf8'), ts.ScriptTarget.Latest);
     file.forEachChild((node) => {
       if (ts.isExportDeclaration(node) && node.exportClause && ts.isNamedExports(node.exportClause)) {
@@ -87,11 +90,11 @@ function longFunctions(code: string): { name: string; lines: number }[] {
 }
 
 describe('the notebooks', () => {
-  it('are the six chapters, numbered in reading order', () => {
-    assert.deepEqual(files.map((f) => f.slice(0, 3)), ['01-', '02-', '03-', '04-', '05-', '06-']);
+  it('are the chapters, numbered in reading order', () => {
+    assert.deepEqual(files.map((f) => f.slice(0, 3)), ['01-', '02-', '03-', '04-', '05-', '06-', '07-', '08-']);
   });
 
-  for (const file of files) {
+  for (const file of [...files, ...translated]) {
     describe(file, () => {
       const notebook = read(file);
 
@@ -118,7 +121,7 @@ describe('the notebooks', () => {
 
       it("imports the library by its package name and never redefines what it exports", () => {
         const code = notebook.cells.filter((c) => c.cell_type === 'code').map(text).join('\n');
-        assert.match(code, /from 'tfjs-accumulate(\/backend|\/tutorial)?'/);
+        assert.match(code, /from 'tfjs-accumulate(\/backend|\/parallel|\/tutorial)?'/);
         assert.doesNotMatch(code, /from '\.\.?\//, 'no relative imports of the source');
         const exported = exportedNames();
         const clashes = declaredNames(code).filter((name) => exported.has(name));

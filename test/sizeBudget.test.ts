@@ -40,8 +40,6 @@ async function bundleSize(contents: string, plugins: esbuild.Plugin[] = []): Pro
     metafile: true,
     write: false,
     logLevel: 'silent',
-    // Not the repository's tsconfig.json, whose `paths` map the package names to src/ for scripts.
-    tsconfigRaw: '{}',
     plugins,
   });
   const output = result.outputFiles[0].contents;

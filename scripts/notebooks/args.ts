@@ -30,8 +30,11 @@ const ROOT = path.resolve(__dirname, '..', '..');
  */
 export const NOTEBOOKS_ROOT = path.join(ROOT, 'notebooks');
 
+/** The translations run by default beside the English chapters (`notebooks/zh/`, the Chinese edition). */
+export const TRANSLATION_FOLDERS = ['zh'];
+
 export const DEFAULTS = {
-  inputs: [NOTEBOOKS_ROOT],
+  inputs: [NOTEBOOKS_ROOT, ...TRANSLATION_FOLDERS.map((lang) => path.join(NOTEBOOKS_ROOT, lang))],
   outDir: path.join(ROOT, 'build', 'notebooks'),
   cellTimeoutSeconds: 300,
   checkClean: false,

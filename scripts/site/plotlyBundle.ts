@@ -3,7 +3,7 @@
  * trace types the tutorial's figures use. A figure that needs any other type fails the export,
  * naming the figure, instead of drawing nothing in a reader's browser.
  */
-import { figureSvg, figureText, type PlotlyFigure } from 'tfjs-accumulate/tutorial';
+import { figureSvg, figureText, type PlotlyFigure } from '../../src/entries/tutorial';
 import { html, scriptJson, trusted, type SafeHtml } from './html';
 
 /** The npm file the site copies to `assets/plotly.min.js`. */

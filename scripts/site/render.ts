@@ -8,9 +8,10 @@ import * as path from 'node:path';
 import hljs from 'highlight.js';
 import katexPlugin from '@vscode/markdown-it-katex';
 import MarkdownIt from 'markdown-it';
-import { PLOTLY_MIME, type PlotlyFigure } from 'tfjs-accumulate/tutorial';
+import { PLOTLY_MIME, type PlotlyFigure } from '../../src/entries/tutorial';
 import { cellSource, REPORT_KEY, type Cell, type MimeBundle, type Notebook, type Output } from '../notebooks/nbformat';
 import { html, trusted, type SafeHtml } from './html';
+import { whyNotInert } from './htmlOutput';
 import type { ChapterPage, Heading, RunnerSummary, SearchEntry } from './model';
 import { chartHtml, figureTitle, missingTraceTypes } from './plotlyBundle';
 
@@ -134,9 +135,16 @@ function renderOutput(out: Output, md: MarkdownIt, env: RenderEnv, where: { note
       const b64 = Buffer.from(text(value)).toString('base64');
       return { html: html`<div class="output image"><img alt="${plain || label}" src="${`data:image/svg+xml;base64,${b64}`}"></div>`, searchText: plain, plotly: false };
     }
-    case 'text/html':
-      // A notebook's HTML output is shown as HTML, as Jupyter shows a trusted notebook's.
-      return { html: scrollBox(label, html`<div class="output html">${trusted(text(value))}</div>`), searchText: plain, plotly: false };
+    case 'text/html': {
+      // Shown as HTML only if inert (see htmlOutput.ts); otherwise as its plain text, with a note.
+      const why = whyNotInert(text(value));
+      if (why === undefined) return { html: scrollBox(label, html`<div class="output html">${trusted(text(value))}</div>`), searchText: plain, plotly: false };
+      return {
+        html: scrollBox(label, html`<pre class="output text">${plain || '(an HTML output)'}</pre><p class="output unsupported">This HTML output is shown as text: it uses ${why}, which the site does not run.</p>`),
+        searchText: plain,
+        plotly: false,
+      };
+    }
     case 'text/markdown':
     case 'text/latex':
       return { html: html`<div class="output markdown">${trusted(md.render(text(value), env))}</div>`, searchText: text(value), plotly: false };

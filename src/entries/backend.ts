@@ -6,7 +6,9 @@
  */
 export { selectBackend, describeEnvironment, BACKEND_PREFERENCES, BACKEND_ENV_VAR } from '../backend';
 export type { BackendPreference, SelectBackendArgs, EnvironmentReport } from '../backend';
-export { installFastKernels, uninstallFastKernels, installedFastKernels, FAST_KERNEL_BACKENDS } from '../kernels';
+export { installFastKernels, uninstallFastKernels, installedFastKernels, FAST_KERNEL_BACKENDS, addChecked } from '../kernels';
+// The gradient patches, for the bench's A/B timing of each speed lever.
+export { fusedGradientPatches } from '../kernels/fusedGradients';
 export type { KernelReplacement, FastKernelBackend } from '../kernels';
 export { measureSimdPeak } from '../kernels/simdPeak';
 export type { SimdPeak, SimdPeakArgs } from '../kernels/simdPeak';

@@ -11,7 +11,7 @@ export type { MicroBatch, SyntheticDataArgs } from '../data/synthetic';
 export { loadMnist, mnistMicroBatches } from '../data/mnist';
 export type { MnistData, MnistSplit, MnistArgs, MicroBatchIteratorArgs } from '../data/mnist';
 export { seededRandom, seededNormal, shuffledIndices } from '../data/random';
-export { measureAccumulation, median, peakBytesAbove, timeCall, timeCalls } from '../measure';
+export { measureAccumulation, median, peakBytesAbove, stepFlops, timeCall, timeCalls } from '../measure';
 export { timeTrainingStep } from '../stepTimer';
 export type { TimeTrainingStepArgs } from '../stepTimer';
 export { weightsOf, maxRelativeDifference } from '../weights';

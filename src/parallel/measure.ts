@@ -3,7 +3,8 @@ import type { BackendPreference } from '../backend';
 import { argumentError, isPositiveInteger } from '../errors';
 import { GradientAccumulator } from '../gradientAccumulator';
 import { TFJS_LOSS_NAMES } from './loss';
-import { ParallelAccumulator, RoundReport } from './parallelAccumulator';
+import { ParallelAccumulator } from './parallelAccumulator';
+import type { RoundReport } from './results';
 
 /**
  * Measuring a parallel window against the single-thread accumulator, side by side: every timed
@@ -43,6 +44,13 @@ export interface ParallelWindowTiming {
   windowMs: number;
   /** singleThreadMs / windowMs. */
   speedup: number;
+  /**
+   * Process CPU time (every thread) over wall-clock time, for the median window: the cores the
+   * run actually got. Two workers cannot beat one thread by more than this, whatever the code.
+   */
+  coresUsed: number;
+  /** Process CPU time of the median window, ms: the work done, whatever the load (waiting costs none). */
+  cpuMs: number;
   /** The split of the median window: the slowest worker's compute; packing, summing and sharing weights; the update; the rest (dispatch, waiting, scheduling). */
   split: { computeMs: number; transferMs: number; updateMs: number; otherMs: number };
   /** Bytes crossing threads per window. */
@@ -57,6 +65,10 @@ export interface ParallelMeasurement {
   parameters: number;
   /** Median wall-clock time of the single-thread accumulator's window, ms. */
   singleThreadMs: number;
+  /** Process CPU time over wall-clock time of the single-thread window (at most about 1). */
+  singleThreadCoresUsed: number;
+  /** Process CPU time of the single-thread window, ms. */
+  singleThreadCpuMs: number;
   parallel: ParallelWindowTiming[];
 }
 
@@ -138,27 +150,36 @@ export async function measureParallelWindow(args: MeasureParallelArgs): Promise<
       }
       return split;
     };
-    const singleTimes: number[] = [];
-    const parallelTimes: { ms: number; report: WindowSplit }[][] = configs.map(() => []);
+    const singleTimes: { ms: number; cores: number }[] = [];
+    const parallelTimes: { ms: number; cores: number; report: WindowSplit }[][] = configs.map(() => []);
+    const clock = () => ({ wall: performance.now(), cpu: process.cpuUsage() });
+    const since = (t: ReturnType<typeof clock>) => {
+      const ms = performance.now() - t.wall;
+      const cpu = process.cpuUsage(t.cpu);
+      return { ms, cores: (cpu.user + cpu.system) / 1000 / ms };
+    };
     for (let rep = 0; rep < warmup + windows; rep++) {
-      let start = performance.now();
+      let start = clock();
       await singleWindow();
-      if (rep >= warmup) singleTimes.push(performance.now() - start);
+      if (rep >= warmup) singleTimes.push(since(start));
       for (const [i, acc] of parallel.entries()) {
-        start = performance.now();
+        start = clock();
         const report = await parallelWindow(acc);
-        if (rep >= warmup) parallelTimes[i].push({ ms: performance.now() - start, report });
+        if (rep >= warmup) parallelTimes[i].push({ ...since(start), report });
       }
     }
-    const singleThreadMs = median(singleTimes);
+    const singleSorted = [...singleTimes].sort((a, b) => a.ms - b.ms);
+    const { ms: singleThreadMs, cores: singleThreadCoresUsed } = singleSorted[Math.floor(singleSorted.length / 2)];
     const results = configs.map((c, i): ParallelWindowTiming => {
       const sorted = [...parallelTimes[i]].sort((a, b) => a.ms - b.ms);
-      const { ms, report } = sorted[Math.floor(sorted.length / 2)];
+      const { ms, cores, report } = sorted[Math.floor(sorted.length / 2)];
       return {
         workers: c.w,
         sync: c.sync,
         windowMs: ms,
         speedup: singleThreadMs / ms,
+        coresUsed: cores,
+        cpuMs: cores * ms,
         split: {
           computeMs: report.computeMs,
           transferMs: report.transferMs,
@@ -169,15 +190,10 @@ export async function measureParallelWindow(args: MeasureParallelArgs): Promise<
       };
     });
     const parameters = single.trainableWeights.reduce((n, w) => n + w.shape.reduce((a, b) => (a as number) * (b as number), 1)!, 0);
-    return { accumulationSteps: steps, microBatchSize: size, parameters, singleThreadMs, parallel: results };
+    return { accumulationSteps: steps, microBatchSize: size, parameters, singleThreadMs, singleThreadCoresUsed, singleThreadCpuMs: singleThreadMs * singleThreadCoresUsed, parallel: results };
   } finally {
     await Promise.all(parallel.map((p) => p.dispose()));
     accumulator.dispose();
     for (const m of [single, ...models]) m.dispose();
   }
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
 }

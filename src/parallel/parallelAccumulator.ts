@@ -1,96 +1,16 @@
 import * as tf from '@tensorflow/tfjs';
-import { availableParallelism } from 'node:os';
-import type { BackendPreference } from '../backend';
-import { argumentError, isPositiveFinite, isPositiveInteger } from '../errors';
+import { argumentError } from '../errors';
 import { GradientAccumulator, NonFiniteGradientError, NonFinitePolicy } from '../gradientAccumulator';
-import { AccumulationSchedule, checkAccumulationSteps, resolveAccumulationSteps } from '../schedule';
+import { AccumulationSchedule, resolveAccumulationSteps } from '../schedule';
 import type { SetStateArgs } from '../state';
+import { ParallelAccumulatorArgs, checkParallelArgs } from './args';
 import { WorkerExitedError, WorkerFailedError } from './errors';
-import { checkLossSpec } from './loss';
 import { checkMicroBatch, ParallelMicroBatch } from './microBatch';
-import { FromWorker, LossSpec, MicroBatchReport, PackedLayout, TransferableTensor, packedLayout, sharedFloat32 } from './protocol';
+import { FromWorker, MicroBatchReport, PackedLayout, packedLayout, readWeights, sharedFloat32 } from './protocol';
+import type { ParallelStepResult, ParallelUpdateResult, RoundReport } from './results';
 import { Averaging, PARALLEL_STATE_FORMAT, ParallelAccumulatorState, ParallelCounters, ParallelWindow, checkParallelState } from './state';
 import { addSummedGradients } from './summedGradients';
 import { WorkerPool } from './workerPool';
-
-/** Options of {@link ParallelAccumulator.create}. */
-export interface ParallelAccumulatorArgs {
-  /** The model to train, in this thread; each worker trains a replica rebuilt from its JSON and weights. Required. */
-  model: tf.LayersModel;
-  /** The optimizer that applies each window's update in this thread. The accumulator owns it (see `dispose`). Required. */
-  optimizer: tf.Optimizer;
-  /** Micro-batches per update: a positive integer, or a schedule evaluated at the start of every window. Required. */
-  accumulationSteps: number | AccumulationSchedule;
-  /**
-   * The loss, `(ys, predictions) => …`: one of `TFJS_LOSS_NAMES` (e.g. `"softmaxCrossEntropy"`),
-   * or `{ module, export }` naming a function exported by a module every worker imports (see
-   * `LossOutput` for what it may return). Functions cannot cross threads. Required.
-   */
-  loss: LossSpec;
-  /** Worker threads. Default: `os.availableParallelism()`. */
-  workers?: number;
-  /** The backend each worker asks `selectBackend` for. Default: `selectBackend`'s own default (the `TFJS_ACCUMULATE_BACKEND` variable, else `"auto"`). */
-  backend?: BackendPreference;
-  /** `"per-sample"` (default): divide by the window's samples (or the counts the loss returns). `"per-micro-batch"`: each micro-batch's mean counts once. */
-  averaging?: Averaging;
-  /** Clip the window's averaged gradient to this global L2 norm before the update. Default: no clipping. */
-  clipNorm?: number;
-  /** What a non-finite loss or gradient does, as in `GradientAccumulator`. Default `"error"`. */
-  nonFinite?: NonFinitePolicy;
-  /** Modules each worker imports before rebuilding the model, e.g. one that registers your custom layers. Default none. */
-  modules?: string[];
-  /**
-   * Reduce the workers' sums into the main thread every `syncEvery` micro-batches instead of
-   * only when the window is full. The update is the same; only the waiting changes. Setting it
-   * to the number of workers gives a loop that synchronizes on every micro-step, as data-parallel
-   * training does without `no_sync`: use it to measure what skipping that costs. Default: no
-   * synchronization inside a window.
-   */
-  syncEvery?: number;
-}
-
-/** A window's measurements, returned when a reduce happened. */
-export interface RoundReport {
-  /** Each micro-batch's mean loss, in the order `step` received them (NaN/±Infinity where non-finite). */
-  losses: number[];
-  /** The count-weighted mean loss of the round's finite micro-batches. */
-  meanLoss: number;
-  /** Wall-clock milliseconds: per-worker compute, waiting for the reduce, packing, summing, the update, and sending weights. */
-  timing: { computeMs: number[]; waitMs: number; packMs: number; unpackMs: number; reduceMs: number; updateMs: number; broadcastMs: number };
-  /** Bytes crossing threads: micro-batches sent, gradient sums reduced, weights read by the workers after an update. */
-  bytes: { microBatches: number; gradients: number; weights: number };
-}
-
-/** What a micro-step did. Losses are known only when the round is reduced. */
-export interface ParallelStepResult {
-  /** True when this micro-step completed a window and the weights were updated. */
-  applied: boolean;
-  /** `"micro-batch"` or `"window"` when a non-finite value made it skip something, else null. */
-  skipped: 'micro-batch' | 'window' | null;
-  microStep: number;
-  updateStep: number;
-  epoch: number;
-  /** Micro-batches in the open window (counted and in flight), or the window's size when it just closed. */
-  windowPosition: number;
-  /** Micro-batches per update of this window. */
-  accumulationSteps: number;
-  /** Global norm before clipping; null unless `clipNorm` is set and an update was applied. */
-  gradientNorm: number | null;
-  /** The reduce's report when this micro-step ended a round, else null. */
-  round: RoundReport | null;
-}
-
-/** What ending a window by `flush` did. */
-export interface ParallelUpdateResult {
-  applied: boolean;
-  skipped: 'window' | null;
-  updateStep: number;
-  microBatches: number;
-  /** Count the gradient was averaged over; 0 when nothing was applied. */
-  weight: number;
-  gradientNorm: number | null;
-  round: RoundReport | null;
-}
 
 const OWNER = 'ParallelAccumulator';
 
@@ -154,37 +74,7 @@ export class ParallelAccumulator {
 
   /** Checks the arguments, starts the workers and waits until every replica is built. */
   static async create(args: ParallelAccumulatorArgs): Promise<ParallelAccumulator> {
-    if (args === null || typeof args !== 'object') {
-      throw argumentError(OWNER, 'args', 'an object { model, optimizer, accumulationSteps, loss, … }', args);
-    }
-    const { model } = args;
-    if (!(model instanceof tf.LayersModel)) throw argumentError(OWNER, 'model', 'a tf.LayersModel (e.g. tf.sequential(…))', model);
-    if (model.trainableWeights.length === 0) throw argumentError(OWNER, 'model', 'a model with trainable weights', model);
-    if (model.trainableWeights.some((w) => w.dtype !== 'float32')) throw argumentError(OWNER, 'model', 'a model whose trainable weights are float32', model);
-    if (!(args.optimizer instanceof tf.Optimizer)) throw argumentError(OWNER, 'optimizer', 'a tf.Optimizer (e.g. tf.train.sgd(0.01))', args.optimizer);
-    const accumulationSteps = checkAccumulationSteps(OWNER, args.accumulationSteps);
-    const loss = checkLossSpec(OWNER, args.loss);
-    const workers = args.workers ?? availableParallelism();
-    if (!isPositiveInteger(workers)) throw argumentError(OWNER, 'workers', 'a positive integer (worker threads), or left out for one per core', workers);
-    const averaging = args.averaging ?? 'per-sample';
-    if (averaging !== 'per-sample' && averaging !== 'per-micro-batch') throw argumentError(OWNER, 'averaging', '"per-sample" or "per-micro-batch"', averaging);
-    const nonFinite = args.nonFinite ?? 'error';
-    if (nonFinite !== 'error' && nonFinite !== 'skip-micro-batch' && nonFinite !== 'skip-window') {
-      throw argumentError(OWNER, 'nonFinite', '"error", "skip-micro-batch" or "skip-window"', nonFinite);
-    }
-    if (args.clipNorm !== undefined && !isPositiveFinite(args.clipNorm)) throw argumentError(OWNER, 'clipNorm', 'a finite number > 0, or left out', args.clipNorm);
-    const syncEvery = args.syncEvery ?? null;
-    if (syncEvery !== null && !isPositiveInteger(syncEvery)) throw argumentError(OWNER, 'syncEvery', 'a positive integer (micro-batches between reductions), or left out', syncEvery);
-    const modules = args.modules ?? [];
-    if (!Array.isArray(modules) || modules.some((m) => typeof m !== 'string')) throw argumentError(OWNER, 'modules', 'an array of module specifiers', modules);
-    const resolvedModules = modules.map((m) => {
-      try {
-        return require.resolve(m, { paths: [process.cwd()] });
-      } catch {
-        throw argumentError(OWNER, 'modules', 'module specifiers that resolve from the current directory', m);
-      }
-    });
-
+    const { model, optimizer, accumulationSteps, loss, workers, averaging, nonFinite, clipNorm, syncEvery, modules, backend } = checkParallelArgs(OWNER, args);
     const vars = model.trainableWeights.map((w) => w.read() as tf.Variable);
     const layout = packedLayout(vars.map((v) => v.shape));
     const buffers = { weights: sharedFloat32(layout), sums: Array.from({ length: workers }, () => sharedFloat32(layout)) };
@@ -194,14 +84,14 @@ export class ParallelAccumulator {
       weights,
       loss,
       averaging,
-      backend: args.backend,
-      modules: resolvedModules,
+      backend,
+      modules,
       weightBuffer: buffers.weights,
       sumBuffer: buffers.sums[i],
     }));
     // Note: the inner accumulator sees one contribution per window (the reduced sums) and closes
     // its window on it, so its clipping, finiteness check and optimizer step run once per update.
-    const inner = new GradientAccumulator({ optimizer: args.optimizer, accumulationSteps: 1, varList: vars, clipNorm: args.clipNorm, nonFinite });
+    const inner = new GradientAccumulator({ optimizer, accumulationSteps: 1, varList: vars, clipNorm: clipNorm ?? undefined, nonFinite });
     const accumulator = new ParallelAccumulator(model, inner, pool, accumulationSteps, averaging, nonFinite, buffers, ready);
     accumulator.syncEvery = syncEvery;
     return accumulator;
@@ -534,15 +424,6 @@ export class ParallelAccumulator {
 
 function emptyWindow(variables: number): ParallelWindow {
   return { size: null, microBatches: 0, weight: 0, poisoned: false, touched: new Array(variables).fill(false) };
-}
-
-/** Every weight of the model as typed arrays, in `model.weights` order. */
-function readWeights(model: tf.LayersModel): TransferableTensor[] {
-  return model.weights.map((w) => {
-    const t = w.read();
-    const values = t.dtype === 'int32' ? Int32Array.from(t.dataSync() as Int32Array) : Float32Array.from(t.dataSync() as Float32Array);
-    return { values, shape: [...t.shape] };
-  });
 }
 
 export { WorkerExitedError, WorkerFailedError };

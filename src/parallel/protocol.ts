@@ -1,3 +1,4 @@
+import type * as tf from '@tensorflow/tfjs';
 /**
  * The messages between `ParallelAccumulator` (main thread) and its workers, and the packing of
  * a model's trainable weights into one flat float32 buffer.
@@ -108,4 +109,13 @@ export function packedLayout(shapes: number[][]): PackedLayout {
 /** A shared buffer big enough for a packed layout. */
 export function sharedFloat32(layout: PackedLayout): SharedArrayBuffer {
   return new SharedArrayBuffer(Math.max(1, layout.length) * Float32Array.BYTES_PER_ELEMENT);
+}
+
+/** Every weight of the model as typed arrays, in `model.weights` order. */
+export function readWeights(model: tf.LayersModel): TransferableTensor[] {
+  return model.weights.map((w) => {
+    const t = w.read();
+    const values = t.dtype === 'int32' ? Int32Array.from(t.dataSync() as Int32Array) : Float32Array.from(t.dataSync() as Float32Array);
+    return { values, shape: [...t.shape] };
+  });
 }

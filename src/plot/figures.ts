@@ -78,7 +78,8 @@ export function baseLayout(title: string, xTitle: string, yTitle: string): Recor
     plot_bgcolor: '#ffffff',
     font: { family: 'system-ui, -apple-system, Segoe UI, sans-serif', size: 13 },
     margin: { l: 60, r: 20, t: 50, b: 50 },
-    legend: { orientation: 'h', y: -0.2 },
+    // Anchored by its top, so that extra legend rows on a narrow chart grow down, not into the axis title.
+    legend: { orientation: 'h', yanchor: 'top', y: -0.28 },
     colorway: PALETTE,
     // No width: Plotly fills its container, so a chart fits a 320 px phone as well as a desktop.
     // The static SVG takes DEFAULT_FIGURE_SIZE's width as its drawing size and scales to fit.

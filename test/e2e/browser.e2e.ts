@@ -10,7 +10,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { exportSite } from '../../scripts/exportSite';
 import { runNotebook } from '../../scripts/notebooks/runner';
 import type { Notebook } from '../../scripts/notebooks/nbformat';
-import { PLOTLY_MIME } from 'tfjs-accumulate/tutorial';
+import { PLOTLY_MIME } from '../../src/entries/tutorial';
 
 // Opens the exported site in real headless Chromium (Debian's /usr/bin/chromium, driven by
 // playwright-core), over file:// and over a loopback HTTP server. Every page must load without a

@@ -15,6 +15,8 @@ import { chromium, type Browser } from 'playwright-core';
 // `tfjs-accumulate` resolves, because the front end autosaves. `npm run test:classic` runs it.
 const ROOT = path.resolve(__dirname, '..', '..');
 const NOTEBOOKS = path.join(ROOT, 'notebooks');
+/** The English chapters, then the Chinese edition's twins (`zh/01-environment.ipynb` …). */
+const FILES = ['', 'zh/'].flatMap((dir) => fs.readdirSync(path.join(NOTEBOOKS, dir)).filter((f) => f.endsWith('.ipynb')).sort().map((f) => dir + f));
 const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'];
 const CONFIG = {
   /** Where the copies go (git-ignored). */
@@ -40,7 +42,8 @@ before(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'classic-e2e-'));
   fs.rmSync(CONFIG.work, { recursive: true, force: true });
   fs.mkdirSync(CONFIG.work, { recursive: true });
-  for (const f of fs.readdirSync(NOTEBOOKS).filter((f) => f.endsWith('.ipynb'))) fs.copyFileSync(path.join(NOTEBOOKS, f), path.join(CONFIG.work, f));
+  fs.mkdirSync(path.join(CONFIG.work, 'zh'));
+  for (const f of FILES) fs.copyFileSync(path.join(NOTEBOOKS, f), path.join(CONFIG.work, f));
   const prefix = path.join(tmp, 'prefix');
   const install = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts', 'installKernel.ts'), `--prefix=${prefix}`], { cwd: ROOT, encoding: 'utf8' });
   assert.equal(install.status, 0, install.stdout + install.stderr);
@@ -129,7 +132,7 @@ async function runInClassic(file: string): Promise<Seen> {
 }
 
 describe('the notebooks in classic Notebook with the tslab kernel', () => {
-  for (const file of fs.readdirSync(NOTEBOOKS).filter((f) => f.endsWith('.ipynb')).sort()) {
+  for (const file of FILES) {
     it(`runs ${file} top to bottom and draws its charts`, { timeout: CONFIG.notebookTimeoutMs + 60_000 }, async () => {
       const seen = await runInClassic(file);
       assert.deepEqual(seen.errors, [], 'no cell shows an error or writes to stderr');

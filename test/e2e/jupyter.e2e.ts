@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { PLOTLY_MIME } from 'tfjs-accumulate/tutorial';
+import { PLOTLY_MIME } from '../../src/entries/tutorial';
 
 // Executes every notebook with Debian's real Jupyter: `jupyter nbconvert --execute --to notebook`
 // under /usr/bin/python3, with the tslab kernelspec installed by the project's own script into a
@@ -89,7 +89,10 @@ describe('jupyter nbconvert --execute with the tslab kernel', () => {
     assert.match(r.error, /RangeError: microBatchSize 16 is too large for this fixture/);
   });
 
-  const notebooks = fs.existsSync(NOTEBOOKS) ? fs.readdirSync(NOTEBOOKS).filter((f) => f.endsWith('.ipynb')).sort() : [];
+  // The English chapters, then the Chinese edition's twins (`zh/01-environment.ipynb` …).
+  const notebooks = ['', 'zh/'].flatMap((dir) =>
+    fs.existsSync(path.join(NOTEBOOKS, dir)) ? fs.readdirSync(path.join(NOTEBOOKS, dir)).filter((f) => f.endsWith('.ipynb')).sort().map((f) => dir + f) : [],
+  );
   if (notebooks.length === 0) {
     it('finds the notebooks to execute', () => {
       assert.fail(`no notebooks in ${path.relative(ROOT, NOTEBOOKS) || NOTEBOOKS}/ to execute`);

@@ -64,8 +64,6 @@ before(async () => {
     bundle: true,
     format: 'iife',
     platform: 'browser',
-    // Not the repository's tsconfig.json, whose `paths` send the package names to src/.
-    tsconfigRaw: '{}',
     logLevel: 'error',
   });
   const wasmDist = path.join(path.dirname(require.resolve('@tensorflow/tfjs-backend-wasm/package.json')), 'dist');

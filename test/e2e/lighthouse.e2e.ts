@@ -8,7 +8,8 @@ import { serve } from './siteHelpers';
 
 // Lighthouse's mobile preset on every page of the exported site, served from loopback (gzip, as
 // any static host serves it): performance ≥ 90, accessibility, best practices and SEO 100.
-// Lighthouse's crawl and status audits assume HTTP, so file:// is covered by site.e2e.ts instead.
+// Lighthouse refuses file:// URLs (runtime error INVALID_URL), so file:// is covered by
+// site.e2e.ts and browser.e2e.ts instead.
 // The scores of the run are written to build/lighthouse.json (docs/site.md quotes one run).
 const ROOT = path.resolve(__dirname, '..', '..');
 const SITE = path.resolve(process.env.SITE_DIR ?? path.join(ROOT, 'build', 'site'));

@@ -27,7 +27,7 @@ describe('measureParallelWindow', () => {
     assert.equal(everyRound.bytes.gradients, 2 * 2 * parameters * 4);
     assert.equal(everyRound.bytes.weights, 2 * parameters * 4);
     for (const p of m.parallel) {
-      assert.ok(p.windowMs > 0 && p.speedup > 0 && p.split.computeMs > 0);
+      assert.ok(p.windowMs > 0 && p.speedup > 0 && p.coresUsed > 0 && p.cpuMs > 0 && p.split.computeMs > 0);
       assert.ok(p.split.computeMs + p.split.transferMs + p.split.updateMs <= p.windowMs + 1e-6, 'the split does not exceed the window');
     }
   });

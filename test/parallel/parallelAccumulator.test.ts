@@ -125,6 +125,43 @@ describe('ParallelAccumulator: exactness against the single-thread accumulator',
   });
 });
 
+describe('ParallelAccumulator: averaging and synchronization', () => {
+  it('"per-micro-batch" gives the single-thread mean of micro-batch means, which differs from "per-sample" on uneven micro-batches', async () => {
+    const data = makeData([6, 2, 4]);
+    const model = makeModel('mlp', 'none');
+    const acc = await ParallelAccumulator.create(args(model, { averaging: 'per-micro-batch' }));
+    for (const d of data) await acc.step(batchOf(d));
+    await acc.dispose();
+    // One thread, each micro-batch's mean loss counted once: no sampleCount, a scalar loss.
+    const reference = makeModel('mlp', 'none');
+    const single = new GradientAccumulator({ optimizer: tf.train.sgd(0.1), accumulationSteps: 3, varList: reference.trainableWeights });
+    for (const d of data) {
+      tf.tidy(() => {
+        const [xs, ys] = [tf.tensor(d.xs, [d.n, ...INPUT]), tf.tensor(d.ys, [d.n, CLASSES])];
+        single.step(() => tf.losses.softmaxCrossEntropy(ys, reference.apply(xs, { training: true }) as tf.Tensor));
+      });
+    }
+    single.dispose();
+    assert.ok(maxRelativeDifference(trainable(model), trainable(reference)) <= TOLERANCE);
+    const perSample = makeModel('mlp', 'none');
+    singleThread(perSample, tf.train.sgd(0.1), data);
+    assert.ok(maxRelativeDifference(trainable(model), trainable(perSample)) > 1e-3, 'the two averagings are told apart');
+  });
+
+  it('syncEvery reduces every round and still applies the same update', async () => {
+    const data = makeData([4, 3, 5, 4, 2, 4]);
+    const model = makeModel('mlp', 'group');
+    const acc = await ParallelAccumulator.create(args(model, { syncEvery: 2 }));
+    const rounds = [];
+    for (const d of data) rounds.push((await acc.step(batchOf(d))).round !== null);
+    await acc.dispose();
+    assert.deepEqual(rounds, [false, true, true, false, true, true], 'a reduction after every 2 micro-batches and at the end of each window');
+    const reference = makeModel('mlp', 'group');
+    singleThread(reference, tf.train.sgd(0.1), data);
+    assert.ok(maxRelativeDifference(trainable(model), trainable(reference)) <= TOLERANCE);
+  });
+});
+
 describe('ParallelAccumulator: memory and threads', () => {
   it('leaks no tensor in the main thread or in a worker, and dispose ends every thread', async () => {
     const threadsBefore = threadCount();

@@ -22,7 +22,9 @@ function loadRunner(): Promise<LiveApi> {
   });
 }
 
-const format = (v: number) => (Number.isInteger(v) ? String(v) : Math.abs(v) < 1e-3 ? v.toExponential(2) : v.toFixed(4));
+/** Integers as they are, times in whole ms, tiny differences in exponent form, the rest to 4 places. */
+const format = (name: string, v: number) =>
+  name === 'ms' ? `${Math.round(v)} ms` : Number.isInteger(v) ? String(v) : Math.abs(v) < 1e-3 ? v.toExponential(2) : v.toFixed(4);
 
 function wire(block: HTMLElement): void {
   const button = block.querySelector<HTMLButtonElement>('button.live-run');
@@ -37,7 +39,7 @@ function wire(block: HTMLElement): void {
       output.textContent = 'Running…';
       const result = await live.run(block.dataset.live ?? '');
       const list = Object.entries(result.numbers)
-        .map(([name, value]) => `<dt>${name}</dt><dd data-name="${name}">${format(value)}</dd>`)
+        .map(([name, value]) => `<dt>${name}</dt><dd data-name="${name}">${format(name, value)}</dd>`)
         .join('');
       output.innerHTML = `<p>Backend: <strong class="live-backend">${result.backend}</strong></p><dl class="live-numbers">${list}</dl><figure class="live-chart">${result.svg}</figure>`;
       block.dataset.backend = result.backend;

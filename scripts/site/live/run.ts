@@ -5,8 +5,8 @@
  * best backend the browser offers, shows its numbers and a chart, and disposes what it made.
  */
 import * as tf from '@tensorflow/tfjs';
-import { GradientAccumulator } from 'tfjs-accumulate';
-import { ARTICLE_SETUP, figureSvg, lineChart, simpleNet, splitIntoMicroBatches, syntheticBatch, syntheticMicroBatches } from 'tfjs-accumulate/tutorial';
+import { GradientAccumulator } from '../../../src/index';
+import { ARTICLE_SETUP, figureSvg, lineChart, simpleNet, splitIntoMicroBatches, syntheticBatch, syntheticMicroBatches } from '../../../src/entries/tutorial';
 
 /** What a run reports; also written to the block's data attributes so tests can read it. */
 export interface LiveResult {
