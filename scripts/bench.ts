@@ -4,6 +4,9 @@
  *     npm run bench             # installs the PyTorch peer if missing, then a few minutes
  *     npm run bench -- --quick  # smoke run: short timings, SimpleNet and the MLP only
  *
+ * Length: about 430 lines, because it is one straight-through program (config, rows, timing in turns, main);
+ * the peer, the thread readings and the report tables are already in benchPeer/benchThreads/benchReport.
+ *
  * What it measures (docs/benchmark.md explains each choice):
  * 1. Head to head, on wasm + kernels: each row (a plain SGD step, or an accumulation window)
  *    timed in rounds that alternate ours with PyTorch pinned to one thread and PyTorch at every
@@ -27,11 +30,12 @@ import { BackendPreference, describeEnvironment, measureSimdPeak, selectBackend,
 import { cnn, measureAccumulation, median, mlp, simpleNet, stepFlops, timeCall } from '../src/entries/tutorial';
 import { PeerCase, TorchPeer } from './benchPeer';
 import { accumulationTable, backendTable, headToHeadTable, Report, rooflineTable, Stats } from './benchReport';
+import { benchParallel } from './benchParallel';
 import { busiestThreadNs, busyThreads, cpuPerWall, taskCpuNs } from './benchThreads';
 
 type ModelName = 'simpleNet' | 'mlp' | 'cnn';
 const quick = process.argv.includes('--quick');
-/** `--models=mlp,cnn` and `--backends=wasm,cpu-stock` restrict a run; `--no-torch` skips the peer. */
+/** `--models=mlp,cnn` and `--backends=wasm,cpu-stock` restrict a run; `--no-torch` skips the peer, `--no-parallel` the worker-thread row. */
 const option = (name: string): string[] | null => {
   const arg = process.argv.find((a) => a.startsWith(`--${name}=`));
   return arg ? arg.slice(name.length + 3).split(',') : null;
@@ -60,6 +64,8 @@ const CONFIG = {
   /** Issue 11's targets: ours / PyTorch at one thread, per row id, and the MLP's bookkeeping share. */
   targets: { ratio: { 'mlp-64': 2.5, 'cnn-16': 1.6, 'cnn-64': 1.3 } as Record<string, number>, bookkeepingShare: { mlp: 0.05 } as Record<string, number> },
   torch: !process.argv.includes('--no-torch'),
+  /** Issue 14's row: a CNN window of 8 x 16 on 2 workers against one thread (scripts/benchParallel.ts); needs the CNN. */
+  parallel: !process.argv.includes('--no-parallel') && !quick && (!onlyModels || onlyModels.includes('cnn')),
   python: '/usr/bin/python3',
   /** The backend of the head-to-head rows. */
   headToHead: { label: 'wasm + kernels', preference: 'wasm' as BackendPreference },
@@ -226,7 +232,8 @@ function statsOf(blocks: Block[]): Stats {
     minMs: Math.min(...ms),
     maxMs: Math.max(...ms),
     calls: ms.length,
-    busyThreads: busy.length ? median(busy) : null,
+    // The most threads any round kept busy: pinning holds only if it held in every round.
+    busyThreads: busy.length ? Math.max(...busy) : null,
     cpuPerWall: cpu.length ? median(cpu) : null,
     threadCpuMs: threadCpu.length ? median(threadCpu) : null,
   };
@@ -372,6 +379,8 @@ async function main(): Promise<void> {
     report.backends.push(...backendSteps(backend.label, backend.full));
     if (backend.full && backend.preference === 'cpu') for (const name of CONFIG.windowModels) report.accumulation.push(await accumulationCost(backend.label, name));
   }
+  // Last: it switches this thread to wasm and starts worker threads of its own.
+  const parallel = CONFIG.parallel ? await benchParallel({ quick, torch: CONFIG.torch }) : null;
   report.loadAverage.end = loadavg();
 
   const lines = [
@@ -385,10 +394,11 @@ async function main(): Promise<void> {
     ...accumulationTable(report),
     '',
     ...backendTable(report),
+    ...(parallel ? ['', parallel.text] : []),
   ];
   console.log(lines.join('\n'));
   mkdirSync(dirname(CONFIG.out), { recursive: true });
-  writeFileSync(CONFIG.out, JSON.stringify({ ...report, seconds: (Date.now() - started) / 1000 }, null, 2));
+  writeFileSync(CONFIG.out, JSON.stringify({ ...report, parallel: parallel?.json ?? null, seconds: (Date.now() - started) / 1000 }, null, 2));
   console.error(`bench: wrote ${CONFIG.out} in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 }
 

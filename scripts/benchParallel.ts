@@ -13,13 +13,12 @@
  * PyTorch runs the same window at 2 threads through scripts/bench_torch.py when torch imports.
  * Output: a markdown table on stdout, JSON in build/bench/parallel.json.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { selectBackend } from '../src/entries/backend';
-import { cnn } from '../src/entries/tutorial';
-import { ParallelMeasurement, measureParallelWindow } from '../src/entries/tutorial';
+import { cnn, median, ParallelMeasurement, measureParallelWindow } from '../src/entries/tutorial';
+import { TorchPeer } from './benchPeer';
 
 const quick = process.argv.includes('--quick');
 const CONFIG = {
@@ -35,17 +34,21 @@ const CONFIG = {
   torch: !process.argv.includes('--no-torch'),
 };
 
-/** PyTorch's time for the same window at 2 threads, or why there is none. */
-function torchWindow(): { windowMs: number | null; note: string } {
-  const config = { threads: 2, accumulationSteps: CONFIG.accumulationSteps, microBatchSize: CONFIG.microBatchSize, cases: [], windowModels: ['cnn'], seconds: quick ? 0.3 : 1.0 };
-  const run = spawnSync('python3', [join(__dirname, 'bench_torch.py'), JSON.stringify(config)], { encoding: 'utf8' });
+/**
+ * PyTorch's time for the same window at two threads (the peer of scripts/bench.ts, started with
+ * the libraries' own thread pools and torch.set_num_threads(2)); the median of its calls.
+ */
+async function torchWindow(seconds: number): Promise<{ windowMs: number | null; note: string }> {
+  let peer: TorchPeer | null = null;
   try {
-    const out = JSON.parse(run.stdout) as { available: boolean; reason?: string; torch?: string; windows?: { model: string; windowMs: number }[] };
-    if (!out.available) return { windowMs: null, note: `PyTorch not run: ${out.reason}` };
-    const row = out.windows?.find((w) => w.model === 'cnn');
-    return { windowMs: row?.windowMs ?? null, note: `PyTorch ${out.torch}, 2 threads` };
-  } catch {
-    return { windowMs: null, note: `PyTorch not run: ${(run.stderr || String(run.error)).split('\n')[0]}` };
+    peer = await TorchPeer.start('/usr/bin/python3', 2);
+    if (!peer.hello.available) return { windowMs: null, note: `PyTorch not run: ${peer.hello.reason}` };
+    const block = await peer.time({ kind: 'window', model: 'cnn', steps: CONFIG.accumulationSteps, micro: CONFIG.microBatchSize }, seconds, 2);
+    return { windowMs: median(block.ms), note: `PyTorch ${peer.hello.torch}, 2 threads (${block.busyThreads} busy)` };
+  } catch (error) {
+    return { windowMs: null, note: `PyTorch not run: ${(error as Error).message.split('\n')[0]}` };
+  } finally {
+    peer?.close();
   }
 }
 
@@ -83,7 +86,7 @@ export async function benchParallel(options: { quick?: boolean; torch?: boolean 
     warmupWindows: isQuick ? 1 : CONFIG.warmupWindows,
     backend: 'wasm',
   });
-  const torch = options.torch ?? CONFIG.torch ? torchWindow() : { windowMs: null, note: 'PyTorch skipped (--no-torch)' };
+  const torch = options.torch ?? CONFIG.torch ? await torchWindow(isQuick ? 0.3 : 1.0) : { windowMs: null, note: 'PyTorch skipped (--no-torch)' };
   const two = measurement.parallel.find((p) => p.workers === 2 && p.sync === 'window');
   const lines = [
     `## Parallel accumulation: CNN, ${CONFIG.accumulationSteps} micro-batches of ${CONFIG.microBatchSize} per window`,

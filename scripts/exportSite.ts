@@ -22,8 +22,6 @@ import { createMarkdown, renderNotebook } from './site/render';
 import { buildSearchIndex, searchIndexScript, searchMain } from './site/search';
 import { liveBlocks } from './site/live/export';
 
-export { escapeHtml } from './site/html';
-
 /** The exporter's options; each can be set from the command line. */
 export interface ExportSiteArgs {
   /** Folder of executed notebooks. Default `build/notebooks`. */

@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
-import { addWeighted, nonFiniteProbe } from './accumulation';
+import { addChecked } from './addChecked';
 import { tidy } from './tidy';
 
 /** What {@link windowSums} needs: the accumulators so far and this micro-step's gradients. */
@@ -24,7 +24,7 @@ export interface WindowSumsArgs {
 
 /**
  * The window's sums after one more micro-step, not yet committed, and the one tensor to read:
- * [loss, non-finite probe, count]. Returns the variable order after this micro-step (the known
+ * [loss, non-finite probe (0, or NaN when a sum holds NaN or ±Infinity), count]. Returns the variable order after this micro-step (the known
  * ones, then newcomers that got a gradient) and a sum per variable (null: untouched).
  */
 export function windowSums(args: WindowSumsArgs): { order: tf.Variable[]; sums: (tf.Tensor | null)[]; check: tf.Tensor } {
@@ -40,13 +40,18 @@ export function windowSums(args: WindowSumsArgs): { order: tf.Variable[]; sums: 
   // from its own gradient, so stale accumulators are never read and never need zeroing.
   const carried = order.map((v, i) => (gradientOf.has(v.name) && touched.has(v.name) ? slots[i].accumulator : null));
   const { sums, check } = tidy(() => {
+    // Each new sum comes with its finiteness check from the same pass over the weights: 0 when
+    // every element is finite, NaN otherwise (a carried sum was checked when it was made).
+    const checks: tf.Tensor[] = [];
     const sums = order.map((v, i): tf.Tensor | null => {
       const g = gradientOf.get(v.name) ?? null;
       const sum = carried[i];
       if (g === null) return sum === null ? null : tf.clone(sum);
-      return sum === null ? (weight === 1 ? tf.clone(g) : tf.mul(g, weight)) : addWeighted(sum, g, weight);
+      const added = addChecked(sum, g, weight);
+      checks.push(added.check);
+      return added.sum;
     });
-    const probe = nonFiniteProbe(sums.filter((s): s is tf.Tensor => s !== null));
+    const probe = checks.length === 0 ? tf.scalar(0) : checks.length === 1 ? checks[0] : tf.addN(checks);
     return { sums, check: tf.stack([meanLoss ?? tf.scalar(0), probe, count ?? tf.scalar(unitCount)]) };
   });
   return { order, sums, check };

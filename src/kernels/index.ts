@@ -102,5 +102,5 @@ export function installedFastKernels(backendName?: string): KernelReplacement[] 
 
 export { clearWeightCache, weightCacheSize } from './weightCache';
 export { BATCH_NORM_GRAD } from './batchNormGrad';
-export { addChecked, ADD_CHECKED } from './addChecked';
-export type { CheckedSum } from './addChecked';
+export { addChecked, ADD_CHECKED } from '../addChecked';
+export type { CheckedSum } from '../addChecked';

@@ -3,8 +3,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { runLighthouse, startChromium, type LighthouseResult } from './lighthouse';
-import { serve } from './siteHelpers';
+import { runLighthouse, startChromium, type LighthouseResult } from '../helpers/lighthouse';
+import { serve } from '../helpers/site';
 
 // Lighthouse's mobile preset on every page of the exported site, served from loopback (gzip, as
 // any static host serves it): performance ≥ 90, accessibility, best practices and SEO 100.

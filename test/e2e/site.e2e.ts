@@ -9,7 +9,7 @@ import { exportSite } from '../../scripts/exportSite';
 import { cellSource, type Notebook } from '../../scripts/notebooks/nbformat';
 import { BUNDLE_TRACE_TYPES } from '../../scripts/site/plotlyBundle';
 import { HOSTILE, writeHostileNotebooks } from '../fixtures/hostileNotebooks';
-import { axeViolations, launch, open, serve } from './siteHelpers';
+import { axeViolations, launch, open, serve } from '../helpers/site';
 
 // The site as a reader meets it, in Debian's Chromium: accessibility (axe-core, light and dark),
 // a phone's width, search from file://, the theme toggle, print, and hostile notebooks. Runs on

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { expectNoLeak, expectParity, randomTensor, useBackend } from './parity';
+import { expectNoLeak, expectParity, randomTensor, useBackend } from '../helpers/kernelParity';
 
 test('Relu and Step (and the ReLU gradient) match stock cpu, NaN and -0 included', async () => {
   await expectParity('relu / step', () => {

@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { addChecked, ADD_CHECKED, uninstallFastKernels } from '../../src/kernels';
-import { expectNoLeak, FAST_BACKENDS, randomTensor, useBackend } from './parity';
+import { expectNoLeak, FAST_BACKENDS, randomTensor, useBackend } from '../helpers/kernelParity';
 
 /** The ops the kernel replaces, as an accumulator wrote them. */
 function reference(sum: tf.Tensor | null, gradient: tf.Tensor, weight: number): tf.Tensor {

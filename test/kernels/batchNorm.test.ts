@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { test } from 'node:test';
-import { expectNoLeak, expectParity, randomTensor, useBackend } from './parity';
+import { expectNoLeak, expectParity, randomTensor, useBackend } from '../helpers/kernelParity';
 
 const EPSILON = 1e-3;
 

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { test } from 'node:test';
-import { CONV_CASES, describeCase } from './convCases';
-import { expectNoLeak, expectParity, randomTensor, useBackend } from './parity';
+import { CONV_CASES, describeCase } from '../helpers/convCases';
+import { expectNoLeak, expectParity, randomTensor, useBackend } from '../helpers/kernelParity';
 
 test('Conv2D matches stock cpu across strides, paddings, shapes and batch sizes', async () => {
   for (const [i, c] of CONV_CASES.entries()) {

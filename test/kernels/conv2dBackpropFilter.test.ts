@@ -1,8 +1,8 @@
 import * as tf from '@tensorflow/tfjs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CONV_CASES, convLoss, describeCase } from './convCases';
-import { expectNoLeak, expectParity, randomTensor, useBackend } from './parity';
+import { CONV_CASES, convLoss, describeCase } from '../helpers/convCases';
+import { expectNoLeak, expectParity, randomTensor, useBackend } from '../helpers/kernelParity';
 import { installedFastKernels } from '../../src/kernels';
 
 // The reference is tfjs's own cpu kernel (TensorBuffer loops, float64 sums); tfjs's conv

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { installFastKernels, uninstallFastKernels } from '../../src/kernels';
 import { FUSED_CONV_2D_OP, FUSED_MAT_MUL_OP } from '../../src/kernels/fusedGradients';
-import { expectNoLeak, FAST_BACKENDS, randomTensor, relativeError, TOLERANCE, useBackend, values } from './parity';
+import { expectNoLeak, FAST_BACKENDS, randomTensor, relativeError, TOLERANCE, useBackend, values } from '../helpers/kernelParity';
 
 /** Gradients of every input of a fused product (with bias), for each transpose setting. */
 function fusedGradients(transposeA: boolean, transposeB: boolean, [m, k, n]: number[]): tf.Tensor[] {

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { gemm, transposeInto } from '../../src/kernels/gemm';
-import { randomValues } from './parity';
+import { randomValues } from '../helpers/kernelParity';
 
 test('gemm multiplies a hand-checkable pair', () => {
   // [[1, 2], [3, 4]] · [[5, 6], [7, 8]] = [[19, 22], [43, 50]]; B is passed transposed.

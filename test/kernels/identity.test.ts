@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { expectNoLeak, memoryCounts, useBackend } from './parity';
+import { expectNoLeak, memoryCounts, useBackend } from '../helpers/kernelParity';
 
 test('a clone on wasm shares the data, and outlives its source', async () => {
   await useBackend('wasm', true);

@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { col2im, im2col } from '../../src/kernels/im2col';
-import { randomValues } from './parity';
+import { randomValues } from '../helpers/kernelParity';
 
 test('im2col gathers the 2x2 patches of a hand-checkable 3x3 image with "valid" padding', () => {
   // x = [[1, 2, 3], [4, 5, 6], [7, 8, 9]] (one channel); 2x2 patches in row-major order.

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { expectNoLeak, expectParity, randomTensor, useBackend } from './parity';
+import { expectNoLeak, expectParity, randomTensor, useBackend } from '../helpers/kernelParity';
 import { weightCacheSize } from '../../src/kernels';
 
 // Shapes are [m, k] x [k, n] before the transposes; the backward pass of a dense layer needs

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { expectNoLeak, expectParity, randomTensor, useBackend, values } from './parity';
+import { expectNoLeak, expectParity, randomTensor, useBackend, values } from '../helpers/kernelParity';
 import { uninstallFastKernels } from '../../src/kernels';
 
 const CASES: [number[], number | number[], boolean][] = [

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { expectNoLeak, expectParity, randomTensor, useBackend } from './parity';
+import { expectNoLeak, expectParity, randomTensor, useBackend } from '../helpers/kernelParity';
 import { tileInto } from '../../src/kernels/tile';
 
 const CASES: [number[], number[]][] = [

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { clearWeightCache, derivedWeight, weightCacheSize } from '../../src/kernels/weightCache';
 import { WasmBackend } from '../../src/kernels/wasmHeap';
-import { memoryCounts, useBackend } from './parity';
+import { memoryCounts, useBackend } from '../helpers/kernelParity';
 
 function derive(backend: WasmBackend, source: tf.Tensor, calls: { n: number }) {
   return derivedWeight(backend, { dataId: source.dataId, shape: source.shape, dtype: source.dtype }, 'test', () => {

@@ -4,7 +4,7 @@ import { describe, test } from 'node:test';
 import { GradientAccumulator } from '../../src/gradientAccumulator';
 import { BatchRenormalization, batchRenormalization } from '../../src/norm/batchRenormalization';
 import { assertNoLeak, assertThrowsMentioning } from '../helpers';
-import { assertClose, perturbWeights, sampleInput, saveAndLoad } from './normTestUtils';
+import { assertClose, perturbWeights, sampleInput, saveAndLoad } from '../helpers/norm';
 
 /** Sets moving mean and variance (and leaves gamma = 1, beta = 0). */
 function setStatistics(layer: BatchRenormalization, mean: number[], variance: number[]): void {

@@ -8,7 +8,7 @@ import {
   recomputeBatchNormStatistics,
 } from '../../src/norm/frozenBatchNormalization';
 import { assertNoLeak, assertThrowsMentioning } from '../helpers';
-import { assertClose, perturbWeights, sampleInput, saveAndLoad } from './normTestUtils';
+import { assertClose, perturbWeights, sampleInput, saveAndLoad } from '../helpers/norm';
 
 /** `(x - mean) / sqrt(variance + epsilon) * gamma + beta` per channel (last axis), in float64. */
 function frozenReference(x: tf.Tensor, [gamma, beta, mean, variance]: tf.Tensor[], epsilon: number): Float64Array {

@@ -4,7 +4,7 @@ import { describe, test } from 'node:test';
 import { GradientAccumulator } from '../../src/gradientAccumulator';
 import { GroupNormalization, groupNorm, groupNormalization } from '../../src/norm/groupNormalization';
 import { assertNoLeak, assertThrowsMentioning } from '../helpers';
-import { assertClose, groupNormReference, perturbWeights, sampleInput, saveAndLoad } from './normTestUtils';
+import { assertClose, groupNormReference, perturbWeights, sampleInput, saveAndLoad } from '../helpers/norm';
 
 describe('groupNorm (pure function)', () => {
   test('matches a float64 reference written from the definition to 1e-5', () => {

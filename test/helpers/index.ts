@@ -1,9 +1,9 @@
 import * as tf from '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
-import { maxRelativeDifference } from '../src/weights';
+import { maxRelativeDifference } from '../../src/weights';
 
 // The weight snapshot and comparison are the library's (the tutorial entry exports them too).
-export { maxRelativeDifference, weightsOf } from '../src/weights';
+export { maxRelativeDifference, weightsOf } from '../../src/weights';
 
 /**
  * Shared fixtures for the core tests: a small seeded Dense model, seeded data, and the checks
