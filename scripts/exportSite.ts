@@ -170,7 +170,7 @@ export function exportSite(args: ExportSiteArgs = {}): SiteReport {
     /** The same page in the other edition: the twin chapter, else the other edition's index. */
     const alternate = (file: string | undefined): LayoutArgs['alternate'] => {
       if (!other) return undefined;
-      const twin = file && other.pages.some((p) => p.file === file) ? file : 'index.html';
+      const twin = file && (file === 'search.html' || other.pages.some((p) => p.file === file)) ? file : 'index.html';
       return { lang: other.lang, href: crossHref(e, other, twin) };
     };
     const common = { lang: e.lang, root, siteUrl: args.siteUrl };
