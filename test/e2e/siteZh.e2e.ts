@@ -133,7 +133,7 @@ describe('Chinese glyphs', () => {
     const cjk = fonts.filter((f) => /CJK|Han|Hei|Song|PingFang|YaHei/i.test(f.familyName));
     assert.ok(cjk.length > 0 && cjk.some((f) => f.glyphCount > 10), `CJK text drawn by a CJK font; got ${JSON.stringify(fonts)}`);
     assert.ok(fonts.every((f) => !f.isCustomFont), 'no web font');
-    const faces = await page.evaluate(() => Array.from(document.fonts, (f) => f.family));
+    const faces = await page.evaluate(() => Array.from(document.fonts as unknown as Iterable<FontFace>, (f) => f.family));
     assert.deepEqual(faces.filter((f) => !/^"?KaTeX_/.test(f)), [], 'the only web fonts are KaTeX fonts, for math');
     // The glyphs themselves: distinct characters draw distinct, inked pixels, none the notdef box.
     const { chars, font } = await cjkSample(page);
