@@ -28,7 +28,7 @@ import { fill, ui } from './site/strings';
 
 /** The exporter's options; each can be set from the command line. */
 export interface ExportSiteArgs {
-  /** Folder of executed notebooks. Default `build/notebooks`. */
+  /** Folder of executed notebooks; its `zh/` subfolder, when present, is the Chinese edition. Default `build/notebooks`. */
   inDir?: string;
   /** Folder that receives the site; it is replaced on each export. Default `build/site`. */
   outDir?: string;
@@ -256,7 +256,8 @@ function main(): void {
   try {
     const report = exportSite(parseArgs(process.argv.slice(2)));
     const figures = report.pages.reduce((s, p) => s + p.plotlyOutputs, 0);
-    console.log(`Site: ${report.pages.length} page(s), an index and a search page, ${figures} Plotly chart(s).`);
+    const zh = report.pages.filter((p) => path.basename(path.dirname(p.file)) === 'zh').length;
+    console.log(`Site: ${report.pages.length - zh} English and ${zh} Chinese page(s), an index and a search page per edition, ${figures} Plotly chart(s).`);
     console.log(`Open ${path.relative(process.cwd(), report.index) || report.index}  (file://${report.index})`);
   } catch (e) {
     console.error((e as Error).message);

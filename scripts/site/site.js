@@ -4,6 +4,9 @@
   'use strict';
   var THEME_KEY = 'tfjs-accumulate-theme';
   var root = document.documentElement;
+  // The assets folder, from this script's own URL: pages of the Chinese edition sit one folder down.
+  var me = document.currentScript;
+  var ASSETS = me && me.src ? me.src.replace(/[^/]*$/, '') : 'assets/';
   // The page's UI strings, in its language (scripts/site/strings.ts).
   var stringsEl = document.getElementById('ui-strings');
   var S = stringsEl ? JSON.parse(stringsEl.textContent) : {};
@@ -93,10 +96,10 @@
     if (loading) return loading;
     loading = new Promise(function (resolve, reject) {
       var script = document.createElement('script');
-      script.src = 'assets/plotly.min.js';
+      script.src = ASSETS + 'plotly.min.js';
       script.async = true;
       script.onload = function () { resolve(window.Plotly); };
-      script.onerror = function () { reject(new Error('assets/plotly.min.js did not load')); };
+      script.onerror = function () { reject(new Error(ASSETS + 'plotly.min.js did not load')); };
       document.head.appendChild(script);
     });
     return loading;
