@@ -211,7 +211,7 @@ ${toc(other, e, false)}</ul>
       title: `${SITE_TITLE}: ${e.lang === 'en' ? 'the notebooks' : '教程'}`,
       description,
       main: html`<h1>${SITE_TITLE}</h1>
-<p>${description} ${t.indexLead}</p>
+<p>${description}${e.lang === 'en' ? ' ' : ''}${t.indexLead}</p>
 <h2 id="contents">${t.contents}</h2>
 <ul class="toc">
 ${toc(e, e, true)}</ul>
