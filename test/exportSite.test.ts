@@ -145,8 +145,8 @@ describe('exportSite', () => {
     }
     const css = fs.readFileSync(path.join(site, 'assets', 'katex', 'katex.min.css'), 'utf8');
     for (const [, font] of css.matchAll(/url\((fonts\/[^)]+)\)/g)) assert.ok(fs.existsSync(path.join(site, 'assets', 'katex', font)), font);
-    // site.js loads the minified basic bundle on demand.
-    assert.match(fs.readFileSync(path.join(site, 'assets', 'site.js'), 'utf8'), /script\.src = 'assets\/plotly\.min\.js'/);
+    // site.js loads the minified basic bundle on demand, from its own folder (assets/).
+    assert.match(fs.readFileSync(path.join(site, 'assets', 'site.js'), 'utf8'), /script\.src = ASSETS \+ 'plotly\.min\.js'/);
     assert.equal(fs.statSync(path.join(site, 'assets', 'plotly.min.js')).size, fs.statSync(require.resolve('plotly.js-basic-dist-min')).size);
   });
 

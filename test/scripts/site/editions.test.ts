@@ -39,6 +39,15 @@ describe('the Chinese edition', () => {
     assert.ok(!fs.existsSync(path.join(tmp, 'site', 'zh', '02-two.html')));
   });
 
+  it('resolves every local link and asset of a zh page from its folder', () => {
+    for (const rel of ['zh/01-one.html', 'zh/index.html', 'zh/search.html']) {
+      for (const [, ref] of read(rel).matchAll(/(?:src|href)="([^"#]+)"/g)) {
+        if (/^(data|https?):/.test(ref)) continue;
+        assert.ok(fs.existsSync(path.join(tmp, 'site', 'zh', decodeURIComponent(ref))), `${rel}: ${ref} is missing`);
+      }
+    }
+  });
+
   it('links each page to its twin, or to the other index when it has none, visibly and with hreflang', () => {
     const visible = (rel: string) => /<a class="lang-link" href="([^"]*)" hreflang="([^"]*)" lang="\2">/.exec(read(rel))?.slice(1);
     assert.deepEqual(visible('01-one.html'), ['zh/01-one.html', 'zh-CN']);
