@@ -4,6 +4,9 @@
  *     npm run bench             # installs the PyTorch peer if missing, then a few minutes
  *     npm run bench -- --quick  # smoke run: short timings, SimpleNet and the MLP only
  *
+ * Length: about 430 lines, because it is one straight-through program (config, rows, timing in turns, main);
+ * the peer, the thread readings and the report tables are already in benchPeer/benchThreads/benchReport.
+ *
  * What it measures (docs/benchmark.md explains each choice):
  * 1. Head to head, on wasm + kernels: each row (a plain SGD step, or an accumulation window)
  *    timed in rounds that alternate ours with PyTorch pinned to one thread and PyTorch at every
@@ -229,7 +232,8 @@ function statsOf(blocks: Block[]): Stats {
     minMs: Math.min(...ms),
     maxMs: Math.max(...ms),
     calls: ms.length,
-    busyThreads: busy.length ? median(busy) : null,
+    // The most threads any round kept busy: pinning holds only if it held in every round.
+    busyThreads: busy.length ? Math.max(...busy) : null,
     cpuPerWall: cpu.length ? median(cpu) : null,
     threadCpuMs: threadCpu.length ? median(threadCpu) : null,
   };

@@ -10,7 +10,7 @@ export interface Stats {
   minMs: number;
   maxMs: number;
   calls: number;
-  /** Threads of its process that ran ≥25% of the busiest one's CPU time, median over rounds (null without /proc). */
+  /** Threads of its process that ran ≥25% of the busiest one's CPU time, the most over rounds (null without /proc). */
   busyThreads: number | null;
   /** The process's CPU time over the wall time, median over rounds: cores kept busy on average. */
   cpuPerWall: number | null;

@@ -11,6 +11,8 @@
  *                     and the site's "run it in your browser" blocks
  *   6. test:jupyter   every notebook through Debian's `jupyter nbconvert --execute` and tslab
  *   7. test:classic   every notebook run by a reader in classic Notebook, in headless Chromium
+ *   8. check:deno     `deno check` on every notebook's cells (Deno's kernel does not type-check)
+ *   9. test:deno      every notebook through nbconvert under Deno, compared cell by cell with tslab
  *
  * A failing part does not stop the later ones, so one run shows every failure; the exit code is
  * non-zero if any part failed.
@@ -30,6 +32,8 @@ const CONFIG = {
     { name: 'test:browser-lib', command: ['npm', 'run', '--silent', 'test:browser-lib'] },
     { name: 'test:jupyter', command: ['npm', 'run', '--silent', 'test:jupyter'] },
     { name: 'test:classic', command: ['npm', 'run', '--silent', 'test:classic'] },
+    { name: 'check:deno', command: ['npm', 'run', '--silent', 'check:deno'] },
+    { name: 'test:deno', command: ['npm', 'run', '--silent', 'test:deno'] },
   ],
 };
 

@@ -68,8 +68,11 @@ export interface EnvironmentReport {
   kernelsReplaced: KernelReplacement[];
   /** The notices emitted while selecting (also sent to `onNotice`). */
   notices: string[];
-  /** The JS runtime. */
-  runtime: { node: string | null; platform: string | null; cpus: number | null };
+  /**
+   * The JS runtime. Under Deno, `node` is the Node version Deno's compatibility layer reports, and
+   * `deno` is Deno's own version (null under Node).
+   */
+  runtime: { node: string | null; deno: string | null; platform: string | null; cpus: number | null };
 }
 
 const OWNER = 'selectBackend';
@@ -164,6 +167,7 @@ export async function selectBackend(preference?: BackendPreference, args: Select
     notices,
     runtime: {
       node: typeof process !== 'undefined' && process.versions?.node ? process.versions.node : null,
+      deno: typeof process !== 'undefined' && process.versions?.deno ? process.versions.deno : null,
       platform: typeof process !== 'undefined' ? `${process.platform} ${process.arch}` : null,
       cpus: cpuCount(),
     },
@@ -271,7 +275,8 @@ export function describeEnvironment(report: EnvironmentReport): string {
     `tfjs-node: ${report.tfjsNode.available ? 'loaded' : `not used (${report.tfjsNode.reason})`}`,
     `wasm: SIMD ${yesNo(report.wasm.simd)}, threads ${yesNo(report.wasm.threads)}` +
       (report.wasm.threadsCount !== null ? ` (${report.wasm.threadsCount} in use)` : ''),
-    `runtime: Node ${report.runtime.node ?? 'n/a'} on ${report.runtime.platform ?? 'n/a'}, ${report.runtime.cpus ?? '?'} CPUs`,
+    `runtime: ${report.runtime.deno ? `Deno ${report.runtime.deno} (Node compatibility ${report.runtime.node ?? 'n/a'})` : `Node ${report.runtime.node ?? 'n/a'}`}` +
+      ` on ${report.runtime.platform ?? 'n/a'}, ${report.runtime.cpus ?? '?'} CPUs`,
   ];
   if (report.kernelsReplaced.length > 0) {
     lines.push(`kernels replaced (${report.kernelsReplaced.length}):`);

@@ -107,6 +107,18 @@ test('describeEnvironment prints the backend, versions, wasm features and replac
   assert.match(text, /Conv2DBackpropFilter \[wasm\]: added/);
 });
 
+test('describeEnvironment names the runtime: Node under Node, Deno with its own version under Deno', async () => {
+  const report = await selectBackend('cpu');
+  // This test runs under Node, where there is no Deno version to report.
+  assert.equal(report.runtime.deno, null);
+  assert.equal(report.runtime.node, process.versions.node);
+  assert.match(describeEnvironment(report), new RegExp(`^runtime: Node ${process.versions.node} on ${process.platform} ${process.arch}, \\d+ CPUs$`, 'm'));
+  // Deno's process.versions.node is its Node compatibility level, not Deno's version.
+  const underDeno = { ...report, runtime: { ...report.runtime, node: '26.3.0', deno: '2.9.6' } };
+  assert.match(describeEnvironment(underDeno), /^runtime: Deno 2\.9\.6 \(Node compatibility 26\.3\.0\) on /m);
+  assert.doesNotMatch(describeEnvironment(underDeno), /runtime: Node/);
+});
+
 test('training works after selection on every fast and stock backend', async () => {
   for (const preference of ['wasm', 'cpu', 'cpu-stock', 'wasm-stock'] as const) {
     await selectBackend(preference);

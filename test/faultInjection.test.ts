@@ -159,7 +159,7 @@ describe('property: every public call completes or leaves no trace', () => {
         model.dispose();
         assert.equal(tf.memory().numTensors, start, 'the scenario leaked tensors');
       }),
-      fcParameters(40),
+      fcParameters(100),
     );
   });
 });

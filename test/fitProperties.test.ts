@@ -70,7 +70,7 @@ describe('property: model.fit with AccumulatingOptimizer equals plain big-batch 
         tf.dispose([data.xs, data.ys, validation.xs, validation.ys]);
         assert.equal(tf.memory().numTensors, start, 'tensors leaked');
       }),
-      fcParameters(15),
+      fcParameters(30),
     );
   });
 });

@@ -197,7 +197,7 @@ describe('property: accumulation equals the big-batch reference', () => {
         }
         assert.equal(tf.memory().numTensors, tensors, 'tensors leaked');
       }),
-      fcParameters(40),
+      fcParameters(100),
     );
   });
 

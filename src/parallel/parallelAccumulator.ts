@@ -12,6 +12,9 @@ import { Averaging, PARALLEL_STATE_FORMAT, ParallelAccumulatorState, ParallelCou
 import { addSummedGradients } from './summedGradients';
 import { WorkerPool } from './workerPool';
 
+// Length: about 430 lines, because the window protocol with the workers (hand out, collect, roll
+// back on a failed round, re-sync) is one state machine that reads best in one file; arguments,
+// results, state, transport and the worker pool are in files of their own.
 const OWNER = 'ParallelAccumulator';
 
 /**

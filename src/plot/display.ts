@@ -5,7 +5,7 @@
  */
 
 import { checkFigure, type PlotlyFigure } from './figures';
-import { requireKernelWriter } from './kernel';
+import { requireKernelPublisher } from './kernel';
 import { figureSvg } from './svg';
 import { figureText } from './text';
 
@@ -54,12 +54,13 @@ export function figureBundle(fig: PlotlyFigure): DisplayBundle {
 
 /**
  * Shows a figure as the output of the current notebook cell, as one multi-MIME display bundle
- * (see {@link figureBundle}). Works in a cell run by the tslab kernel (JupyterLab, classic
- * Notebook, `jupyter nbconvert --execute`) and by `npm run notebooks`; throws anywhere else.
+ * (see {@link figureBundle}). Works in a cell run by the tslab or the Deno kernel (JupyterLab,
+ * classic Notebook, `jupyter nbconvert --execute`) and by `npm run notebooks`; throws anywhere
+ * else. Bad input and a missing kernel throw at once; the promise resolves when the kernel has the
+ * output, so write `await showFigure(fig)` to keep it in its cell under Deno.
  */
-export function showFigure(fig: PlotlyFigure): void {
+export function showFigure(fig: PlotlyFigure): Promise<void> {
   checkFigure('showFigure', fig);
-  const write = requireKernelWriter('showFigure', 'figureBundle(fig) to get the display bundle, or JSON.stringify(fig)');
-  const bundle = figureBundle(fig);
-  write({ data: bundle.data, metadata: bundle.metadata, transient: {} });
+  const publish = requireKernelPublisher('showFigure', 'figureBundle(fig) to get the display bundle, or JSON.stringify(fig)');
+  return publish(figureBundle(fig));
 }

@@ -5,7 +5,7 @@
  */
 
 import { argumentError } from '../errors';
-import { requireKernelWriter } from './kernel';
+import { requireKernelPublisher } from './kernel';
 
 /** One row: column name → value. Columns follow the order in which keys first appear. */
 export type TableRow = Record<string, unknown>;
@@ -60,11 +60,11 @@ export function tableBundle(rows: TableRow[], args: TableArgs = {}): TableBundle
 
 /**
  * Shows rows as a table in the current notebook cell (see {@link tableBundle}). Works in a cell
- * run by the tslab kernel; throws anywhere else.
+ * run by the tslab or the Deno kernel; throws anywhere else. Like {@link showFigure}, it returns
+ * a promise to await under Deno.
  */
-export function showTable(rows: TableRow[], args: TableArgs = {}): void {
+export function showTable(rows: TableRow[], args: TableArgs = {}): Promise<void> {
   checkRows('showTable', rows);
-  const write = requireKernelWriter('showTable', 'tableBundle(rows) to get the display bundle');
-  const bundle = tableBundle(rows, args);
-  write({ data: bundle.data, metadata: bundle.metadata, transient: {} });
+  const publish = requireKernelPublisher('showTable', 'tableBundle(rows) to get the display bundle');
+  return publish(tableBundle(rows, args));
 }

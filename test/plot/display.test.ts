@@ -66,8 +66,8 @@ describe('showFigure', () => {
     tslabJupyter.lastWriteDisplayData = null;
   });
 
-  it('fails with a clear message outside a tslab kernel', () => {
-    assert.throws(() => showFigure(figure()), /showFigure: no tslab kernel is running in this process/);
+  it('fails at once, with a clear message, outside a notebook kernel', () => {
+    assert.throws(() => showFigure(figure()), /showFigure: no notebook kernel \(tslab or Deno\) is running in this process/);
   });
 
   it('sends one multi-MIME display_data through the kernel’s own writer', () => {
@@ -83,5 +83,26 @@ describe('showFigure', () => {
     assert.equal(typeof content.data['text/html'], 'string');
     assert.equal(typeof content.data['text/plain'], 'string');
     assert.deepEqual(content.metadata, {});
+  });
+
+  it("sends the same bundle through Deno.jupyter.display under Deno's kernel, and its promise waits for it", async () => {
+    const sent: { obj: Record<string, unknown>; options: unknown }[] = [];
+    const g = globalThis as { Deno?: unknown };
+    g.Deno = { jupyter: { display: async (obj: Record<string, unknown>, options: unknown) => void sent.push({ obj, options }) } };
+    try {
+      const fig = figure();
+      const pending = showFigure(fig);
+      assert.ok(pending instanceof Promise);
+      await pending;
+      assert.equal(sent.length, 1);
+      assert.deepEqual(Object.keys(sent[0].obj).sort(), [PLOTLY_MIME, 'text/html', 'text/plain'].sort());
+      assert.deepEqual(sent[0].obj[PLOTLY_MIME], fig);
+      assert.deepEqual(sent[0].options, { raw: true });
+      // Bad input throws at once rather than rejecting a promise a cell might not await.
+      assert.throws(() => showFigure({ data: 'no' } as never), /showFigure/);
+      assert.equal(sent.length, 1);
+    } finally {
+      delete g.Deno;
+    }
   });
 });

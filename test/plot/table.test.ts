@@ -53,7 +53,19 @@ describe('showTable', () => {
     assert.deepEqual(sent[0].data, tableBundle(rows).data);
   });
 
-  it('fails with a clear message outside a tslab kernel', () => {
-    assert.throws(() => showTable(rows), /showTable: no tslab kernel is running in this process/);
+  it("sends the same bundle through Deno.jupyter.display under Deno's kernel", async () => {
+    const sent: unknown[] = [];
+    const g = globalThis as { Deno?: unknown };
+    g.Deno = { jupyter: { display: async (obj: unknown, options: unknown) => void sent.push({ obj, options }) } };
+    try {
+      await showTable(rows);
+    } finally {
+      delete g.Deno;
+    }
+    assert.deepEqual(sent, [{ obj: tableBundle(rows).data, options: { raw: true } }]);
+  });
+
+  it('fails at once, with a clear message, outside a notebook kernel', () => {
+    assert.throws(() => showTable(rows), /showTable: no notebook kernel \(tslab or Deno\) is running in this process/);
   });
 });
