@@ -109,8 +109,8 @@ describe('exportSite', () => {
     const scripts = (html: string) => [...html.matchAll(/<script\b[^>]*>/g)].map((m) => m[0]);
     // The only script elements: the theme boot, the figure's JSON data (not executable) and the
     // site's own script, which loads plotly.js when a chart comes into view.
-    assert.deepEqual(scripts(first), ['<script>', '<script type="application/json" class="plotly-data">', '<script src="assets/site.js" defer>']);
-    assert.deepEqual(scripts(second), ['<script>', '<script src="assets/site.js" defer>']);
+    assert.deepEqual(scripts(first), ['<script>', '<script type="application/json" class="plotly-data">', '<script type="application/json" id="ui-strings">', '<script src="assets/site.js" defer>']);
+    assert.deepEqual(scripts(second), ['<script>', '<script type="application/json" id="ui-strings">', '<script src="assets/site.js" defer>']);
     assert.match(first, /Inline <span class="katex">.*and &lt;script&gt;window.__ran = true;&lt;\/script&gt; in markdown\./s);
     assert.match(first, /<pre class="output stream stdout">printed &lt;script&gt;window.__ran = true;&lt;\/script&gt;\n<\/pre>/);
     assert.match(second, /<pre class="output error">Error: &lt;script&gt;window.__ran = true;&lt;\/script&gt;\n    at evalmachine/);
@@ -145,8 +145,8 @@ describe('exportSite', () => {
     }
     const css = fs.readFileSync(path.join(site, 'assets', 'katex', 'katex.min.css'), 'utf8');
     for (const [, font] of css.matchAll(/url\((fonts\/[^)]+)\)/g)) assert.ok(fs.existsSync(path.join(site, 'assets', 'katex', font)), font);
-    // site.js loads the minified basic bundle on demand.
-    assert.match(fs.readFileSync(path.join(site, 'assets', 'site.js'), 'utf8'), /script\.src = 'assets\/plotly\.min\.js'/);
+    // site.js loads the minified basic bundle on demand, from its own folder (assets/).
+    assert.match(fs.readFileSync(path.join(site, 'assets', 'site.js'), 'utf8'), /script\.src = ASSETS \+ 'plotly\.min\.js'/);
     assert.equal(fs.statSync(path.join(site, 'assets', 'plotly.min.js')).size, fs.statSync(require.resolve('plotly.js-basic-dist-min')).size);
   });
 

@@ -4,8 +4,9 @@
  * Every value is interpolated through `html`, so a notebook's name, text or metadata can never
  * become markup here.
  */
-import { fileHref, html, trusted, type SafeHtml } from './html';
+import { fileHref, html, scriptJson, trusted, type SafeHtml } from './html';
 import type { ChapterPage, PageLang } from './model';
+import { fillHtml, ui } from './strings';
 
 /** The site's name, in the header and in page titles. */
 export const SITE_TITLE = 'tfjs-accumulate';
@@ -26,17 +27,43 @@ export interface LayoutArgs {
   math: boolean;
   /** The header search box; the search page has its own. Default true. */
   headerSearch?: boolean;
-  /** Extra scripts at the end of the body (the search page's index and code). */
+  /** Extra scripts at the end of the body (the search page's index and code), relative to the site's root. */
   scripts?: string[];
+  /** The way from this page to the site's root: '' for top-level pages, '../' for an edition's folder. Default ''. */
+  root?: string;
+  /**
+   * The same page in the other language: a `<link rel="alternate" hreflang>` in the head and a
+   * visible link in the header. Default: none.
+   */
+  alternate?: { lang: PageLang; href: string };
+  /**
+   * Where the site is published (ends with `/`), so that the head's hreflang link can be the
+   * fully-qualified URL search engines (and Lighthouse's SEO audit) require. Default: none, and a
+   * one-line script in the head adds the link resolved against the page's own URL.
+   */
+  siteUrl?: string;
+  /** This page's path from the site's root (e.g. `zh/03-accumulation.html`), for `siteUrl`. */
+  path?: string;
 }
 
 // Runs before the first paint, so a remembered dark theme never flashes light.
 const THEME_BOOT = `try{var t=localStorage.getItem(${JSON.stringify(THEME_KEY)});if(t==='light'||t==='dark')document.documentElement.setAttribute('data-theme',t)}catch(e){}`;
 
+/** The head's hreflang link: static when the site's URL is known, else resolved by the browser. */
+function alternateLink(alt: { lang: PageLang; href: string }, a: LayoutArgs): SafeHtml {
+  if (a.siteUrl && a.path !== undefined) return html`<link rel="alternate" hreflang="${alt.lang}" href="${new URL(alt.href, new URL(a.path, a.siteUrl)).href}">\n`;
+  const add = `(function(){var l=document.createElement('link');l.rel='alternate';l.hreflang=${scriptJson(alt.lang)};l.href=new URL(${scriptJson(alt.href)},location.href).href;document.head.appendChild(l)})()`;
+  return html`<script>${trusted(add)}</script>\n`;
+}
+
 export function layout(a: LayoutArgs): string {
+  const t = ui(a.lang);
+  const root = a.root ?? '';
   const search = a.headerSearch === false
     ? ''
-    : html`<form class="header-search" role="search" action="search.html"><label class="visually-hidden" for="header-q">Search the tutorial</label><input id="header-q" name="q" type="search" placeholder="Search" autocomplete="off"></form>`;
+    : html`<form class="header-search" role="search" action="search.html"><label class="visually-hidden" for="header-q">${t.searchLabel}</label><input id="header-q" name="q" type="search" placeholder="${t.searchPlaceholder}" autocomplete="off"></form>`;
+  const alt = a.alternate;
+  const langLink = alt ? html`<a class="lang-link" href="${alt.href}" hreflang="${alt.lang}" lang="${alt.lang}">${ui(alt.lang).languageName}</a>` : '';
   return html`<!doctype html>
 <html lang="${a.lang}">
 <head>
@@ -46,20 +73,21 @@ export function layout(a: LayoutArgs): string {
 <meta name="description" content="${a.description}">
 <meta name="color-scheme" content="light dark">
 <link rel="icon" href="data:,">
-${a.math ? html`<link rel="stylesheet" href="assets/katex/katex.min.css">\n` : ''}<link rel="stylesheet" href="assets/site.css">
+${alt ? alternateLink(alt, a) : ''}${a.math ? html`<link rel="stylesheet" href="${`${root}assets/katex/katex.min.css`}">\n` : ''}<link rel="stylesheet" href="${`${root}assets/site.css`}">
 <script>${trusted(THEME_BOOT)}</script>
 </head>
 <body>
-<a class="skip-link" href="#content">Skip to content</a>
-<header class="site-header"><a class="home" href="index.html">${SITE_TITLE}</a>${search}<button class="theme-toggle" type="button" aria-pressed="false" hidden>Dark</button></header>
+<a class="skip-link" href="#content">${t.skipLink}</a>
+<header class="site-header"><a class="home" href="index.html">${SITE_TITLE}</a>${search}${langLink}<button class="theme-toggle" type="button" aria-pressed="false" hidden>${t.themeToggle}</button></header>
 <div class="page">
 ${a.aside ?? ''}<main id="content" tabindex="-1">
 ${a.main}
 </main>
 </div>
 <footer class="site-footer">${a.footer}</footer>
-<script src="assets/site.js" defer></script>
-${(a.scripts ?? []).map((s) => html`<script src="${s}" defer></script>\n`)}</body>
+<script type="application/json" id="ui-strings">${trusted(scriptJson(t.browser))}</script>
+<script src="${`${root}assets/site.js`}" defer></script>
+${(a.scripts ?? []).map((s) => html`<script src="${root + s}" defer></script>\n`)}</body>
 </html>
 `.value;
 }
@@ -68,7 +96,8 @@ ${(a.scripts ?? []).map((s) => html`<script src="${s}" defer></script>\n`)}</bod
 export function pager(pages: ChapterPage[], i: number): SafeHtml {
   const prev = pages[i - 1];
   const next = pages[i + 1];
-  return html`<nav class="pager" aria-label="Chapters">${prev ? html`<a rel="prev" href="${fileHref(prev.file)}">← ${prev.title}</a>` : ''}<a href="index.html">Contents</a>${
+  const t = ui(pages[i].lang);
+  return html`<nav class="pager" aria-label="${t.chapters}">${prev ? html`<a rel="prev" href="${fileHref(prev.file)}">← ${prev.title}</a>` : ''}<a href="index.html">${t.contents}</a>${
     next ? html`<a rel="next" href="${fileHref(next.file)}">${next.title} →</a>` : ''
   }</nav>`;
 }
@@ -77,25 +106,29 @@ export function pager(pages: ChapterPage[], i: number): SafeHtml {
 export function onThisPage(p: ChapterPage): SafeHtml {
   const sections = p.headings.filter((h) => h.level === 2);
   if (sections.length === 0) return html``;
-  return html`<nav class="on-this-page" aria-label="On this page"><p class="on-this-page-title">On this page</p><ol>${sections.map(
+  const t = ui(p.lang);
+  return html`<nav class="on-this-page" aria-label="${t.onThisPage}"><p class="on-this-page-title">${t.onThisPage}</p><ol>${sections.map(
     (s) => html`<li><a href="${`#${s.id}`}">${s.text}</a></li>`,
   )}</ol></nav>\n`;
 }
 
 /** How the page was made: the runner's numbers, each validated and escaped. */
 export function runnerNote(p: ChapterPage): SafeHtml {
+  const t = ui(p.lang);
+  const cmd = html`<code>npm run notebooks</code>`;
   const r = p.runner;
-  if (!r) return html`Not executed by <code>npm run notebooks</code>.`;
-  const when = r.executedAt ? ` on ${r.executedAt.slice(0, 10)}` : '';
-  const cells = r.executedCells !== null && r.codeCells !== null ? `: ${r.executedCells} of ${r.codeCells} code cells` : '';
-  const time = r.totalMs !== null ? ` in ${(r.totalMs / 1000).toFixed(1)} s` : '';
-  return html`Executed by <code>npm run notebooks</code>${when}${cells}${time}.`;
+  if (!r) return fillHtml(t.notExecuted, { cmd });
+  const when = r.executedAt ? fillHtml(t.executedOn, { date: r.executedAt.slice(0, 10) }) : '';
+  const cells = r.executedCells !== null && r.codeCells !== null ? fillHtml(t.executedCells, { done: r.executedCells, total: r.codeCells }) : '';
+  const time = r.totalMs !== null ? fillHtml(t.executedTime, { s: (r.totalMs / 1000).toFixed(1) }) : '';
+  return fillHtml(t.executed, { cmd, when, cells, time });
 }
 
 /** A banner over a notebook that did not run to the end. */
 export function failureBanner(p: ChapterPage): SafeHtml {
+  const t = ui(p.lang);
   const r = p.runner;
   if (!r || r.status === 'ok') return html``;
-  const where = r.error?.cell != null ? html`<a href="${`#cell-${r.error.cell}`}">cell ${r.error.cell}</a>` : html`a cell`;
-  return html`<p class="status-banner">This notebook did not run to the end: ${where} failed (${r.error?.kind ?? r.status}). Outputs below stop there.</p>`;
+  const where = r.error?.cell != null ? html`<a href="${`#cell-${r.error.cell}`}">${fillHtml(t.failedCell, { n: r.error.cell })}</a>` : html`${t.aCell}`;
+  return html`<p class="status-banner">${fillHtml(t.failureBanner, { where, kind: r.error?.kind ?? r.status })}</p>`;
 }

@@ -12,7 +12,8 @@ import { PLOTLY_MIME, type PlotlyFigure } from '../../src/entries/tutorial';
 import { cellSource, REPORT_KEY, type Cell, type MimeBundle, type Notebook, type Output } from '../notebooks/nbformat';
 import { html, trusted, type SafeHtml } from './html';
 import { whyNotInert } from './htmlOutput';
-import type { ChapterPage, Heading, RunnerSummary, SearchEntry } from './model';
+import type { ChapterPage, Heading, PageLang, RunnerSummary, SearchEntry } from './model';
+import { fill, ui, type UiStrings } from './strings';
 import { chartHtml, figureTitle, missingTraceTypes } from './plotlyBundle';
 
 /** Output representations in order of preference, as a notebook front end would choose. */
@@ -38,6 +39,8 @@ interface RenderEnv {
   usedIds?: Set<string>;
   headings?: Heading[];
   boxes?: number;
+  /** The page's UI strings (labels of boxes and permalinks); English when absent. */
+  ui?: UiStrings;
 }
 
 /** A labelled, focusable box that scrolls its content instead of the page (axe's scrollable-region-focusable). */
@@ -68,11 +71,11 @@ export function createMarkdown(): MarkdownIt {
     });
   });
   // A visible permalink at the end of each heading.
-  md.renderer.rules.heading_close = (tokens, i) => {
+  md.renderer.rules.heading_close = (tokens, i, _options, env) => {
     const open = tokens.slice(0, i).reverse().find((t) => t.type === 'heading_open');
     const id = open?.attrGet('id');
     const title = tokens[i - 1]?.children?.map((c) => c.content).join('') ?? '';
-    return id ? `${html` <a class="anchor" href="${`#${id}`}" aria-label="${`Link to this section: ${title}`}">#</a>`}</${tokens[i].tag}>\n` : `</${tokens[i].tag}>\n`;
+    return id ? `${html` <a class="anchor" href="${`#${id}`}" aria-label="${fill((env as RenderEnv).ui?.linkToSection ?? ui('en').linkToSection, { title })}">#</a>`}</${tokens[i].tag}>\n` : `</${tokens[i].tag}>\n`;
   };
   // A link to another notebook (`02-model.ipynb#the-setup`) points to its page on the site.
   md.core.ruler.push('notebook_links', (state) => {
@@ -84,14 +87,14 @@ export function createMarkdown(): MarkdownIt {
     }
   });
   // Tables and display math scroll in their own box on a narrow screen.
-  const box = (env: RenderEnv, kind: string): string => {
+  const box = (env: RenderEnv, kind: 'table' | 'equation'): string => {
     env.boxes = (env.boxes ?? 0) + 1;
-    return html`<div class="scroll-box" role="region" tabindex="0" aria-label="${`${kind} ${env.boxes}`}">`.value;
+    return html`<div class="scroll-box" role="region" tabindex="0" aria-label="${fill((env.ui ?? ui('en'))[kind], { n: env.boxes })}">`.value;
   };
-  md.renderer.rules.table_open = (_t, _i, _o, env: RenderEnv) => `${box(env, 'Table')}<table>\n`;
+  md.renderer.rules.table_open = (_t, _i, _o, env: RenderEnv) => `${box(env, 'table')}<table>\n`;
   md.renderer.rules.table_close = () => '</table></div>\n';
   const mathBlock = md.renderer.rules.math_block!;
-  md.renderer.rules.math_block = (tokens, i, options, env: RenderEnv, self) => `${box(env, 'Equation')}${mathBlock(tokens, i, options, env, self)}</div>`;
+  md.renderer.rules.math_block = (tokens, i, options, env: RenderEnv, self) => `${box(env, 'equation')}${mathBlock(tokens, i, options, env, self)}</div>`;
   return md;
 }
 
@@ -104,7 +107,7 @@ interface RenderedOutput {
 
 /** Renders one output of cell `cell` (1-based), the `n`-th of that cell. */
 function renderOutput(out: Output, md: MarkdownIt, env: RenderEnv, where: { notebook: string; cell: number; n: number; errors: string[] }): RenderedOutput {
-  const label = `Output ${where.n} of cell ${where.cell}`;
+  const label = fill((env.ui ?? ui('en')).outputOfCell, { n: where.n, cell: where.cell });
   if (out.output_type === 'stream') {
     const body = stripAnsi(text(out.text));
     return { html: scrollBox(label, html`<pre class="output stream ${out.name === 'stderr' ? 'stderr' : 'stdout'}">${body}</pre>`), searchText: body, plotly: false };
@@ -200,10 +203,10 @@ export function runnerSummary(metadata: unknown): RunnerSummary | null {
 }
 
 /** Renders a notebook into a chapter page. Problems (broken math, unsupported charts) go to `errors`. */
-export function renderNotebook(file: string, nb: Notebook, md: MarkdownIt, errors: string[]): ChapterPage {
+export function renderNotebook(file: string, nb: Notebook, md: MarkdownIt, errors: string[], lang: PageLang = 'en'): ChapterPage {
   const notebook = path.basename(file);
   const name = path.basename(file, '.ipynb');
-  const env: RenderEnv = {};
+  const env: RenderEnv = { ui: ui(lang) };
   const parts: SafeHtml[] = [];
   const search: SearchEntry[] = [];
   let plotlyOutputs = 0;
@@ -255,7 +258,7 @@ export function renderNotebook(file: string, nb: Notebook, md: MarkdownIt, error
     }
     parts.push(
       html`<section class="cell code-cell" id="${`cell-${n}`}"><div class="source"><div class="source-head"><span class="meta">${meta}</span></div>${scrollBox(
-        `Code of cell ${n}`,
+        fill(ui(lang).codeOfCell, { cell: n }),
         html`<pre><code class="hljs language-typescript">${code}</code></pre>`,
       )}</div>${outputs.length ? html`<div class="outputs">${outputs.map((o) => o.html)}</div>` : ''}</section>`,
     );
@@ -271,7 +274,7 @@ export function renderNotebook(file: string, nb: Notebook, md: MarkdownIt, error
         .find((l) => l !== '' && !l.startsWith('#')) ?? '')
     : '';
   return {
-    lang: 'en',
+    lang,
     notebook,
     file: `${name}.html`,
     title: h1?.text ?? name,

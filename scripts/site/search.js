@@ -9,15 +9,13 @@
   var status = document.getElementById('search-status');
   var list = document.getElementById('search-results');
   var MAX_RESULTS = 30;
-  var KIND_LABEL = { prose: 'text', code: 'code', output: 'output' };
-
-  // Tokenizers by name, as the index declares per page. `words` splits on anything that is not
-  // a letter or digit; a language written without spaces would add an n-gram tokenizer here.
-  var TOKENIZERS = {
-    words: function (s) {
-      return s.toLowerCase().split(/[^\p{L}\p{N}_.]+/u).filter(function (t) { return t.length > 0; });
-    },
-  };
+  // Tokenizers by name, as the index declares per page, and the matching rule (assets/tokenizers.js).
+  var T = window.TFJS_ACCUMULATE_TOKENIZERS;
+  // The page's UI strings, in its language (scripts/site/strings.ts).
+  var S = JSON.parse(document.getElementById('ui-strings').textContent);
+  function fill(template, values) {
+    return template.replace(/\{(\w+)\}/g, function (m, k) { return k in values ? String(values[k]) : m; });
+  }
 
   function escapeRegExp(s) {
     return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -49,33 +47,27 @@
     list.textContent = '';
     var q = query.trim();
     if (!q) { status.textContent = ''; return; }
-    if (!index) { status.textContent = 'The search index (assets/search-index.js) did not load.'; return; }
+    if (!index || !T) { status.textContent = S.noIndex; return; }
     var phrase = q.toLowerCase();
     var results = [];
     for (var i = 0; i < index.entries.length; i++) {
       var e = index.entries[i];
       var page = index.pages[e[0]];
-      var tokens = (TOKENIZERS[page.tokenizer] || TOKENIZERS.words)(q);
       var lower = e[4].toLowerCase();
-      var score = 0;
-      var first = -1;
-      var all = tokens.length > 0;
-      for (var t = 0; t < tokens.length; t++) {
-        var at = lower.indexOf(tokens[t]);
-        if (at < 0) { all = false; break; }
-        if (first < 0 || at < first) first = at;
-        score += 1;
-      }
+      var m = T.match(page.tokenizer, q, lower);
+      var score = m ? m.found : 0;
+      var first = m ? m.first : -1;
       var exact = lower.indexOf(phrase);
-      if (exact >= 0) { score += 10; first = exact; } else if (!all) continue;
+      if (exact >= 0) { score += 10; first = exact; } else if (!m) continue;
       if (e[3] === 'prose') score += 1;
       results.push({ e: e, page: page, score: score, first: first });
     }
     results.sort(function (a, b) { return b.score - a.score || a.e[0] - b.e[0]; });
     status.textContent = results.length === 0
-      ? 'No section mentions “' + q + '”.'
-      : results.length + ' match' + (results.length === 1 ? '' : 'es') + ' for “' + q + '”' + (results.length > MAX_RESULTS ? '; the best ' + MAX_RESULTS + ' are shown.' : '.');
-    var words = TOKENIZERS.words(q).map(escapeRegExp);
+      ? fill(S.noMatch, { q: q })
+      : fill(results.length > MAX_RESULTS ? S.matchesTruncated : S.matches, { n: results.length, q: q, max: MAX_RESULTS });
+    var tokenizer = T.tokenizers[(index.pages[0] || {}).tokenizer] || T.tokenizers.words;
+    var words = tokenizer(q).map(escapeRegExp);
     words.sort(function (a, b) { return b.length - a.length; });
     var pattern = new RegExp('(' + [escapeRegExp(q)].concat(words).join('|') + ')', 'giu');
     for (var r = 0; r < Math.min(MAX_RESULTS, results.length); r++) {
@@ -87,7 +79,7 @@
       li.appendChild(a);
       var where = document.createElement('span');
       where.className = 'where';
-      where.textContent = 'in the ' + KIND_LABEL[res.e[3]] + (res.e[1].indexOf('cell-') === 0 ? ' of ' + res.e[1].replace('-', ' ') : '');
+      where.textContent = S.inThe[res.e[3]] + (res.e[1].indexOf('cell-') === 0 ? fill(S.ofCell, { n: res.e[1].slice(5) }) : '');
       li.appendChild(where);
       var snip = document.createElement('span');
       snip.className = 'snippet';

@@ -2,15 +2,16 @@
  * The search index, built at export time and shipped as a plain script
  * (`assets/search-index.js`), so that search works from file:// where fetch() of a JSON file is
  * refused. Entries are the chapters' prose, code and outputs, each scoped to the section it sits
- * in. The browser side (assets/search.js) matches every query word as a substring, which needs no
- * tokenizer for English; a page's `lang` picks the tokenizer by name, so a language without
- * spaces between words can declare n-gram matching later without changing the index's shape.
+ * in. The browser side (assets/search.js) splits the query with the tokenizer the page's `lang`
+ * names (assets/tokenizers.js): `words` for English, `bigram` for Chinese, which is written
+ * without spaces between words, so its runs of CJK characters are cut into overlapping pairs.
  */
 import { html, scriptJson, type SafeHtml } from './html';
 import type { ChapterPage, PageLang } from './model';
+import { fillHtml, ui } from './strings';
 
 /** How the browser splits a query and the text into comparable pieces, per page language. */
-export type Tokenizer = 'words';
+export type Tokenizer = 'words' | 'bigram';
 
 /** The shipped index. Entries are tuples to keep the file small. */
 export interface SearchIndex {
@@ -20,10 +21,9 @@ export interface SearchIndex {
   entries: [number, string, string, 'prose' | 'code' | 'output', string][];
 }
 
-/** The tokenizer for a page's language; only `words` exists today. */
+/** The tokenizer for a page's language: `bigram` for Chinese and Japanese, `words` for the rest. */
 export function tokenizerFor(lang: PageLang): Tokenizer {
-  void lang;
-  return 'words';
+  return /^(zh|ja)(-|$)/i.test(lang) ? 'bigram' : 'words';
 }
 
 export function buildSearchIndex(pages: ChapterPage[]): SearchIndex {
@@ -40,11 +40,12 @@ export function searchIndexScript(index: SearchIndex): string {
 }
 
 /** The search page's content; assets/search.js fills in the results. */
-export function searchMain(): SafeHtml {
-  return html`<h1>Search</h1>
-<form class="search-form" role="search" action="search.html"><label for="q">Search the chapters' text, code and outputs</label>
-<div class="search-row"><input id="q" name="q" type="search" autocomplete="off"><button type="submit">Search</button></div></form>
+export function searchMain(lang: PageLang = 'en'): SafeHtml {
+  const t = ui(lang);
+  return html`<h1>${t.searchTitle}</h1>
+<form class="search-form" role="search" action="search.html"><label for="q">${t.searchFormLabel}</label>
+<div class="search-row"><input id="q" name="q" type="search" autocomplete="off"><button type="submit">${t.searchButton}</button></div></form>
 <p id="search-status" role="status" aria-live="polite"></p>
 <ol id="search-results" class="search-results"></ol>
-<noscript><p>Search needs JavaScript; the <a href="index.html">contents</a> list every chapter and section.</p></noscript>`;
+<noscript><p>${fillHtml(t.searchNoScript, { contents: html`<a href="index.html">${t.contents.toLowerCase()}</a>` })}</p></noscript>`;
 }

@@ -4,6 +4,12 @@
   'use strict';
   var THEME_KEY = 'tfjs-accumulate-theme';
   var root = document.documentElement;
+  // The assets folder, from this script's own URL: pages of the Chinese edition sit one folder down.
+  var me = document.currentScript;
+  var ASSETS = me && me.src ? me.src.replace(/[^/]*$/, '') : 'assets/';
+  // The page's UI strings, in its language (scripts/site/strings.ts).
+  var stringsEl = document.getElementById('ui-strings');
+  var S = stringsEl ? JSON.parse(stringsEl.textContent) : {};
 
   // Theme: follows prefers-color-scheme until the reader picks one; the pick is remembered.
   var toggle = document.querySelector('.theme-toggle');
@@ -54,14 +60,14 @@
       var button = document.createElement('button');
       button.type = 'button';
       button.className = 'copy-button';
-      button.textContent = 'Copy';
-      button.setAttribute('aria-label', 'Copy the code of ' + cell.id.replace('-', ' '));
+      button.textContent = S.copy;
+      button.setAttribute('aria-label', S.copyLabel.replace('{n}', cell.id.replace('cell-', '')));
       button.addEventListener('click', function () {
         copyText(code.textContent).then(
-          function () { button.textContent = 'Copied'; },
-          function () { button.textContent = 'Copy failed'; }
+          function () { button.textContent = S.copied; },
+          function () { button.textContent = S.copyFailed; }
         );
-        setTimeout(function () { button.textContent = 'Copy'; }, 2000);
+        setTimeout(function () { button.textContent = S.copy; }, 2000);
       });
       head.appendChild(button);
     })(cells[i]);
@@ -77,7 +83,7 @@
     var cue = document.createElement('span');
     cue.className = 'scroll-cue';
     cue.setAttribute('aria-hidden', 'true');
-    cue.textContent = wide && tall ? 'scrolls both ways ↔ ↕' : wide ? 'scroll sideways for more →' : 'scroll down for more ↓';
+    cue.textContent = wide && tall ? S.cueBoth : wide ? S.cueSideways : S.cueDown;
     box.parentNode.insertBefore(cue, box.nextSibling);
   }
 
@@ -90,10 +96,10 @@
     if (loading) return loading;
     loading = new Promise(function (resolve, reject) {
       var script = document.createElement('script');
-      script.src = 'assets/plotly.min.js';
+      script.src = ASSETS + 'plotly.min.js';
       script.async = true;
       script.onload = function () { resolve(window.Plotly); };
-      script.onerror = function () { reject(new Error('assets/plotly.min.js did not load')); };
+      script.onerror = function () { reject(new Error(ASSETS + 'plotly.min.js did not load')); };
       document.head.appendChild(script);
     });
     return loading;

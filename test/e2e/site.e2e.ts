@@ -22,7 +22,10 @@ const PHONE = { width: 390, height: 844 };
 let tmp: string;
 let context: BrowserContext;
 let http: { url: string; close: () => Promise<void> };
-const pages = fs.existsSync(SITE) ? fs.readdirSync(SITE).filter((f) => f.endsWith('.html')).sort() : [];
+const htmlIn = (dir: string): string[] => (fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.html')).sort() : []);
+// Both editions: the English pages at the root, the Chinese ones under zh/.
+const pages = [...htmlIn(SITE), ...htmlIn(path.join(SITE, 'zh')).map((f) => `zh/${f}`)];
+const isChapter = (p: string): boolean => /^\d/.test(path.basename(p));
 const fileBase = pathToFileURL(SITE + path.sep).href;
 
 /** Scrolls every chart into view and waits until site.js has drawn (or given up on) each. */
@@ -95,7 +98,7 @@ describe('every page at 390×844, with its charts drawn', () => {
   });
 
   it('keeps the cell badges off the code and labels every scroll box', async () => {
-    for (const name of pages.filter((p) => /^\d/.test(p))) {
+    for (const name of pages.filter(isChapter)) {
       const { page } = await open(context, new URL(name, fileBase).href);
       const overlaps = await page.evaluate(() =>
         Array.from(document.querySelectorAll('.code-cell')).filter((cell) => {
@@ -218,14 +221,14 @@ describe('reader features', () => {
   });
 
   it('gives every chapter a description, "On this page", permalinks, copy buttons and its notebook', async () => {
-    for (const name of pages.filter((p) => /^\d/.test(p))) {
+    for (const name of pages.filter(isChapter)) {
       const { page } = await open(context, new URL(name, fileBase).href);
       assert.ok(((await page.locator('meta[name="description"]').getAttribute('content')) ?? '').length > 20, `${name}: description`);
-      assert.ok((await page.locator('nav[aria-label="On this page"] a').count()) > 0, `${name}: On this page`);
+      assert.ok((await page.locator('nav.on-this-page a').count()) > 0, `${name}: On this page`);
       assert.ok((await page.locator('h2 a.anchor').count()) > 0, `${name}: permalinks`);
       assert.equal(await page.locator('.copy-button').count(), await page.locator('.code-cell').count(), `${name}: a copy button per code cell`);
       const download = (await page.locator('a[download]').getAttribute('href'))!;
-      assert.ok(fs.existsSync(path.join(SITE, decodeURIComponent(download))), `${name}: ${download}`);
+      assert.ok(fs.existsSync(path.join(SITE, path.dirname(name), decodeURIComponent(download))), `${name}: ${download}`);
       await page.close();
     }
   });

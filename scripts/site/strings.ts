@@ -1,0 +1,197 @@
+/**
+ * The site's own words (the page chrome, not the notebooks' text), one column per edition. The
+ * exporter uses them when it writes a page; the browser scripts (site.js, search.js) read the
+ * `browser` part from a JSON script element the layout puts in every page, so that this table
+ * is the only place a UI string lives.
+ */
+import { escapeHtml, SafeHtml, trusted } from './html';
+import type { PageLang } from './model';
+
+/** What site.js and search.js need; `{n}`, `{q}` and `{cell}` are filled in by the scripts. */
+export interface BrowserStrings {
+  copy: string;
+  copied: string;
+  copyFailed: string;
+  /** The copy button's label; `{n}` is the cell's number. */
+  copyLabel: string;
+  cueBoth: string;
+  cueSideways: string;
+  cueDown: string;
+  noIndex: string;
+  noMatch: string;
+  matches: string;
+  matchesTruncated: string;
+  inThe: { prose: string; code: string; output: string };
+  ofCell: string;
+}
+
+/** Every UI string of one edition. */
+export interface UiStrings {
+  /** The language's own name, on the link that leads to it. */
+  languageName: string;
+  skipLink: string;
+  searchLabel: string;
+  searchPlaceholder: string;
+  themeToggle: string;
+  onThisPage: string;
+  contents: string;
+  chapters: string;
+  searchTitle: string;
+  searchFormLabel: string;
+  searchButton: string;
+  searchNoScript: string;
+  /** The index's lead sentence after the description. */
+  indexLead: string;
+  /** The heading over the other edition's list on the index. */
+  otherEdition: string;
+  download: string;
+  source: string;
+  /** `{n}` notebooks, executed in `{s}` seconds. */
+  indexFooter: string;
+  notExecuted: string;
+  /** `{when}`, `{cells}`, `{time}` are the optional parts below, each empty when unknown. */
+  executed: string;
+  executedOn: string;
+  executedCells: string;
+  executedTime: string;
+  failedBadge: string;
+  /** `{where}` is the failing cell's link, `{kind}` what failed. */
+  failureBanner: string;
+  failedCell: string;
+  aCell: string;
+  linkToSection: string;
+  outputOfCell: string;
+  codeOfCell: string;
+  table: string;
+  equation: string;
+  browser: BrowserStrings;
+}
+
+const EN: UiStrings = {
+  languageName: 'English',
+  skipLink: 'Skip to content',
+  searchLabel: 'Search the tutorial',
+  searchPlaceholder: 'Search',
+  themeToggle: 'Dark',
+  onThisPage: 'On this page',
+  contents: 'Contents',
+  chapters: 'Chapters',
+  searchTitle: 'Search',
+  searchFormLabel: "Search the chapters' text, code and outputs",
+  searchButton: 'Search',
+  searchNoScript: 'Search needs JavaScript; the {contents} list every chapter and section.',
+  indexLead: 'Every page below was produced by running its notebook; the charts are interactive.',
+  otherEdition: 'The Chinese edition',
+  download: 'Download the executed notebook (.ipynb)',
+  source: 'Source',
+  indexFooter: '{n} notebooks, executed in {s} s.',
+  notExecuted: 'Not executed by {cmd}.',
+  executed: 'Executed by {cmd}{when}{cells}{time}.',
+  executedOn: ' on {date}',
+  executedCells: ': {done} of {total} code cells',
+  executedTime: ' in {s} s',
+  failedBadge: 'failed',
+  failureBanner: 'This notebook did not run to the end: {where} failed ({kind}). Outputs below stop there.',
+  failedCell: 'cell {n}',
+  aCell: 'a cell',
+  linkToSection: 'Link to this section: {title}',
+  outputOfCell: 'Output {n} of cell {cell}',
+  codeOfCell: 'Code of cell {cell}',
+  table: 'Table {n}',
+  equation: 'Equation {n}',
+  browser: {
+    copy: 'Copy',
+    copied: 'Copied',
+    copyFailed: 'Copy failed',
+    copyLabel: 'Copy the code of cell {n}',
+    cueBoth: 'scrolls both ways ↔ ↕',
+    cueSideways: 'scroll sideways for more →',
+    cueDown: 'scroll down for more ↓',
+    noIndex: 'The search index did not load.',
+    noMatch: 'No section mentions “{q}”.',
+    matches: '{n} match(es) for “{q}”.',
+    matchesTruncated: '{n} match(es) for “{q}”; the best {max} are shown.',
+    inThe: { prose: 'in the text', code: 'in the code', output: 'in the output' },
+    ofCell: ' of cell {n}',
+  },
+};
+
+const ZH: UiStrings = {
+  languageName: '中文',
+  skipLink: '跳到正文',
+  searchLabel: '搜索教程',
+  searchPlaceholder: '搜索',
+  themeToggle: '深色',
+  onThisPage: '本页内容',
+  contents: '目录',
+  chapters: '章节',
+  searchTitle: '搜索',
+  searchFormLabel: '搜索各章的正文、代码和输出',
+  searchButton: '搜索',
+  searchNoScript: '搜索需要 JavaScript；{contents}列出了所有章节。',
+  indexLead: '下面每一页都由实际运行对应的 notebook 生成；图表可以交互。',
+  otherEdition: '英文版（English）',
+  download: '下载运行后的 notebook（.ipynb）',
+  source: '源文件',
+  indexFooter: '{n} 个 notebook，共运行 {s} 秒。',
+  notExecuted: '未经 {cmd} 运行。',
+  executed: '由 {cmd} 运行{when}{cells}{time}。',
+  executedOn: '于 {date}',
+  executedCells: '，{total} 个代码单元运行了 {done} 个',
+  executedTime: '，用时 {s} 秒',
+  failedBadge: '运行失败',
+  failureBanner: '这个 notebook 没有运行到底：{where}出错（{kind}），之后没有输出。',
+  failedCell: '第 {n} 个单元',
+  aCell: '某个单元',
+  linkToSection: '本节链接：{title}',
+  outputOfCell: '第 {cell} 个单元的第 {n} 个输出',
+  codeOfCell: '第 {cell} 个单元的代码',
+  table: '表 {n}',
+  equation: '公式 {n}',
+  browser: {
+    copy: '复制',
+    copied: '已复制',
+    copyFailed: '复制失败',
+    copyLabel: '复制第 {n} 个单元的代码',
+    cueBoth: '可上下左右滚动 ↔ ↕',
+    cueSideways: '向右滚动查看更多 →',
+    cueDown: '向下滚动查看更多 ↓',
+    noIndex: '搜索索引没有加载。',
+    noMatch: '没有章节提到“{q}”。',
+    matches: '“{q}”共有 {n} 处匹配。',
+    matchesTruncated: '“{q}”共有 {n} 处匹配，只显示最相关的 {max} 处。',
+    inThe: { prose: '正文', code: '代码', output: '输出' },
+    ofCell: '，第 {n} 个单元',
+  },
+};
+
+/** The editions, keyed by `<html lang>`. */
+export const UI: Record<'en' | 'zh-CN', UiStrings> = { en: EN, 'zh-CN': ZH };
+
+/** The strings of a page's language; a language without a column gets English. */
+export function ui(lang: PageLang): UiStrings {
+  return lang === 'zh-CN' ? ZH : EN;
+}
+
+/** Fills `{name}` placeholders; a placeholder without a value is an error, never left in a page. */
+export function fill(template: string, values: Record<string, string | number>): string {
+  return template.replace(/\{(\w+)\}/g, (_, k: string) => {
+    if (!(k in values)) throw new Error(`strings: no value for {${k}} in "${template}"`);
+    return String(values[k]);
+  });
+}
+
+/** {@link fill} for markup: the template and string values are escaped, SafeHtml values kept. */
+export function fillHtml(template: string, values: Record<string, string | number | SafeHtml>): SafeHtml {
+  const parts = template.split(/\{(\w+)\}/g);
+  return trusted(
+    parts
+      .map((p, i) => {
+        if (i % 2 === 0) return escapeHtml(p);
+        if (!(p in values)) throw new Error(`strings: no value for {${p}} in "${template}"`);
+        const v = values[p];
+        return v instanceof SafeHtml ? v.value : escapeHtml(String(v));
+      })
+      .join(''),
+  );
+}
