@@ -6,11 +6,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { GradientAccumulator } from '../../../src/index';
-// From the modules themselves, not the tutorial entry: that entry also exports the worker-thread
-// measurement (src/parallel), which needs Node and cannot be bundled for a browser.
-import { ARTICLE_SETUP, simpleNet } from '../../../src/models';
-import { splitIntoMicroBatches, syntheticBatch, syntheticMicroBatches } from '../../../src/data/synthetic';
-import { figureSvg, lineChart } from '../../../src/plot';
+import { ARTICLE_SETUP, figureSvg, lineChart, simpleNet, splitIntoMicroBatches, syntheticBatch, syntheticMicroBatches } from '../../../src/entries/tutorial';
 
 /** What a run reports; also written to the block's data attributes so tests can read it. */
 export interface LiveResult {
