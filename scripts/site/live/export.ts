@@ -32,6 +32,10 @@ function bundles(): Map<string, Uint8Array> {
     minify: true,
     format: 'iife',
     platform: 'browser',
+    // The tutorial entry also exports the worker-thread measurement (src/parallel), which imports
+    // Node's modules; the blocks never call it, so tree-shaking drops it. Left external, any
+    // such import that survived would show in the bundle, and the live block test would fail.
+    external: ['node:*'],
     target: 'es2020',
     write: false,
     logLevel: 'error',
