@@ -17,7 +17,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { selectBackend } from '../src/entries/backend';
-import { cnn, median, ParallelMeasurement, measureParallelWindow } from '../src/entries/tutorial';
+import { ParallelMeasurement, measureParallelWindow } from '../src/entries/parallel';
+import { cnn, median } from '../src/entries/tutorial';
 import { TorchPeer } from './benchPeer';
 
 const quick = process.argv.includes('--quick');

@@ -15,7 +15,6 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { argumentError } from '../src/errors';
 
 /** The installer's options. */
 export interface InstallKernelArgs {
@@ -86,7 +85,7 @@ export function kernelspecProblem(metadata: { kernelspec?: Record<string, unknow
 export function installKernel(args: InstallKernelArgs = {}): string {
   const python = args.python ?? CONFIG.python;
   const kernel = args.kernel ?? 'tslab';
-  if (kernel !== 'tslab' && kernel !== 'deno') throw argumentError('installKernel', 'kernel', '"tslab" or "deno"', kernel);
+  if (kernel !== 'tslab' && kernel !== 'deno') throw new Error(`installKernel: kernel must be "tslab" or "deno"; got ${JSON.stringify(kernel)}.`);
   if (kernel === 'tslab' && !fs.existsSync(CONFIG.tslab)) throw new Error(`installKernel: ${CONFIG.tslab} is missing; run \`npm ci\` first.`);
   const spec = kernelJson(kernel);
   const probe = spawnSync(python, ['-c', 'import jupyter_client'], { encoding: 'utf8' });

@@ -9,7 +9,7 @@ import * as ts from 'typescript';
  * `exports`): the core (`tfjs-accumulate`), the backend (`tfjs-accumulate/backend`) and the
  * tutorial (`tfjs-accumulate/tutorial`). Imports may only point the way the arrow does:
  *
- *     tutorial -> parallel -> backend -> core  (parallel: Node's worker threads)
+ *     tutorial -> backend -> core, and parallel -> backend -> core (Node's worker threads)
  *
  * so a user of the accumulator never loads the kernels, the plots, MNIST or the experiments, and
  * the root entry stays small and browser-safe. Every source file is parsed with the TypeScript
@@ -37,7 +37,7 @@ const MAY_IMPORT: Record<Part, Part[]> = {
   backend: ['core', 'backend'],
   // Worker threads pick their backend like the main thread does; nothing else may load them.
   parallel: ['core', 'backend', 'parallel'],
-  tutorial: ['core', 'backend', 'parallel', 'tutorial'],
+  tutorial: ['core', 'backend', 'tutorial'],
 };
 
 /**

@@ -21,5 +21,3 @@ export { lineChart, barChart, baseLayout, PALETTE, PLOTLY_MIME, figureBundle, sh
 export type { PlotlyFigure, PlotlyTrace, Series, LineChartArgs, BarChartArgs, DisplayBundle, TableRow, TableArgs, TableBundle } from '../plot';
 export { runNormExperiment, batchStatisticsDeviation, testErrorOf, testErrorSpread, NORM_EXPERIMENT_PRESETS, WU_HE_2018 } from '../experiments/normExperiment';
 export type { NormExperimentArgs, NormExperimentProgress, NormExperimentResult, NormRunRecord, NormSummaryRow, StatisticsDeviation } from '../experiments/normExperiment';
-export { measureParallelWindow } from '../parallel/measure';
-export type { ParallelMeasurement, MeasureParallelArgs, ParallelWindowTiming } from '../parallel/measure';
