@@ -65,7 +65,7 @@
     results.sort(function (a, b) { return b.score - a.score || a.e[0] - b.e[0]; });
     status.textContent = results.length === 0
       ? fill(S.noMatch, { q: q })
-      : fill(results.length > MAX_RESULTS ? S.matchesTruncated : S.matches, { n: results.length, q: q, max: MAX_RESULTS });
+      : fill(results.length > MAX_RESULTS ? S.matchesTruncated : results.length === 1 ? S.oneMatch : S.matches, { n: results.length, q: q, max: MAX_RESULTS });
     var tokenizer = T.tokenizers[(index.pages[0] || {}).tokenizer] || T.tokenizers.words;
     var words = tokenizer(q).map(escapeRegExp);
     words.sort(function (a, b) { return b.length - a.length; });

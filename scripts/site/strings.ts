@@ -19,6 +19,7 @@ export interface BrowserStrings {
   cueDown: string;
   noIndex: string;
   noMatch: string;
+  oneMatch: string;
   matches: string;
   matchesTruncated: string;
   inThe: { prose: string; code: string; output: string };
@@ -109,8 +110,9 @@ const EN: UiStrings = {
     cueDown: 'scroll down for more ↓',
     noIndex: 'The search index did not load.',
     noMatch: 'No section mentions “{q}”.',
-    matches: '{n} match(es) for “{q}”.',
-    matchesTruncated: '{n} match(es) for “{q}”; the best {max} are shown.',
+    oneMatch: '1 match for “{q}”.',
+    matches: '{n} matches for “{q}”.',
+    matchesTruncated: '{n} matches for “{q}”; the best {max} are shown.',
     inThe: { prose: 'in the text', code: 'in the code', output: 'in the output' },
     ofCell: ' of cell {n}',
   },
@@ -158,6 +160,7 @@ const ZH: UiStrings = {
     cueDown: '向下滚动查看更多 ↓',
     noIndex: '搜索索引没有加载。',
     noMatch: '没有章节提到“{q}”。',
+    oneMatch: '“{q}”有 1 处匹配。',
     matches: '“{q}”共有 {n} 处匹配。',
     matchesTruncated: '“{q}”共有 {n} 处匹配，只显示最相关的 {max} 处。',
     inThe: { prose: '正文', code: '代码', output: '输出' },

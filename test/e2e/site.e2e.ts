@@ -196,7 +196,8 @@ describe('reader features', () => {
   it('remembers the theme toggle across pages, and otherwise follows prefers-color-scheme', async () => {
     const { page } = await open(context, new URL('index.html', fileBase).href);
     await page.emulateMedia({ colorScheme: 'dark' });
-    assert.equal(await page.locator('.theme-toggle').getAttribute('aria-pressed'), 'true');
+    // site.js updates the toggle on the media query's change event, which may come a moment later on a loaded machine.
+    await page.waitForFunction(() => document.querySelector('.theme-toggle')?.getAttribute('aria-pressed') === 'true', null, { timeout: 5_000 });
     await page.click('.theme-toggle');
     assert.equal(await page.evaluate(() => getComputedStyle(document.body).backgroundColor), 'rgb(255, 255, 255)');
     await page.goto(new URL('02-model.html', fileBase).href);
