@@ -14,30 +14,5 @@ checks=(
   "python3-threadpoolctl|/usr/bin/python3 -c 'import threadpoolctl'"
 )
 
-missing=()
-for check in "${checks[@]}"; do
-  package="${check%%|*}"
-  if ! bash -c "${check#*|}" >/dev/null 2>&1; then missing+=("$package"); fi
-done
-
-if [ ${#missing[@]} -eq 0 ]; then
-  echo "benchDeps: python3-torch, libopenblas0-pthread and python3-threadpoolctl are installed." >&2
-  exit 0
-fi
-
-sudo=()
-if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-    sudo=(sudo)
-  else
-    echo "benchDeps: missing Debian packages: ${missing[*]}." >&2
-    echo "benchDeps: installing them needs root; run: sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
-    echo "benchDeps: or run the bench without its PyTorch peer: npm run bench -- --no-torch" >&2
-    exit 1
-  fi
-fi
-
-echo "benchDeps: installing ${missing[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-"${sudo[@]}" apt-get update >&2
-"${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}" >&2
+source "$(dirname "$0")/aptInstall.sh"
+apt_install_missing benchDeps "or run the bench without its PyTorch peer: npm run bench -- --no-torch" "${checks[@]}"

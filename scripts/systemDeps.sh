@@ -17,29 +17,5 @@ checks=(
   "fonts-noto-cjk|test -f /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc"
 )
 
-missing=()
-for check in "${checks[@]}"; do
-  package="${check%%|*}"
-  if ! bash -c "${check#*|}" >/dev/null 2>&1; then missing+=("$package"); fi
-done
-
-if [ ${#missing[@]} -eq 0 ]; then
-  echo "systemDeps: chromium, Jupyter (nbconvert, nbclient, jupyter_client, ipykernel, classic Notebook) and fonts-noto-cjk are installed."
-  exit 0
-fi
-
-sudo=()
-if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-    sudo=(sudo)
-  else
-    echo "systemDeps: missing Debian packages: ${missing[*]}." >&2
-    echo "systemDeps: installing them needs root; run: sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
-    exit 1
-  fi
-fi
-
-echo "systemDeps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-"${sudo[@]}" apt-get update
-"${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}"
+source "$(dirname "$0")/aptInstall.sh"
+apt_install_missing systemDeps "" "${checks[@]}"

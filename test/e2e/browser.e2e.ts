@@ -1,16 +1,15 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { exportSite } from '../../scripts/exportSite';
 import { runNotebook } from '../../scripts/notebooks/runner';
 import type { Notebook } from '../../scripts/notebooks/nbformat';
 import { PLOTLY_MIME } from '../../src/entries/tutorial';
+import { launch, open, serve } from '../helpers/site';
 
 // Opens the exported site in real headless Chromium (Debian's /usr/bin/chromium, driven by
 // playwright-core), over file:// and over a loopback HTTP server. Every page must load without a
@@ -20,28 +19,16 @@ const ROOT = path.resolve(__dirname, '..', '..');
 const SITE = path.resolve(process.env.SITE_DIR ?? path.join(ROOT, 'build', 'site'));
 const EXECUTED = path.resolve(process.env.EXECUTED_DIR ?? path.join(ROOT, 'build', 'notebooks'));
 const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'notebooks');
-const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'];
 
 let tmp: string;
 let context: BrowserContext;
-const servers: http.Server[] = [];
+const servers: { close: () => Promise<void> }[] = [];
 
-const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css', '.woff2': 'font/woff2', '.woff': 'font/woff', '.ttf': 'font/ttf' };
-
-/** A static file server on 127.0.0.1 for `dir`; returns its base URL. */
-async function serve(dir: string): Promise<string> {
-  const server = http.createServer((req, res) => {
-    const file = path.join(dir, decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname));
-    if (!file.startsWith(dir) || !fs.existsSync(file) || fs.statSync(file).isDirectory()) {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream' });
-    fs.createReadStream(file).pipe(res);
-  });
+/** A loopback server for `dir` (test/helpers/site.ts), closed after the tests; returns its base URL. */
+async function serveHere(dir: string): Promise<string> {
+  const server = await serve(dir);
   servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  return server.url;
 }
 
 interface Visit {
@@ -56,14 +43,7 @@ interface Visit {
  * failed request.
  */
 async function visit(url: string, expectedCharts: number): Promise<Visit> {
-  const page = await context.newPage();
-  const problems: string[] = [];
-  page.on('console', (m) => {
-    if (m.type() === 'error') problems.push(`console error: ${m.text()} (${m.location().url})`);
-  });
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} (${r.failure()?.errorText})`));
-  await page.goto(url, { waitUntil: 'load' });
+  const { page, problems } = await open(context, url);
   // The site draws a chart when it scrolls into view; bring each one there.
   const figures = page.locator('.plotly-figure');
   for (let i = 0; i < (await figures.count()); i++) await figures.nth(i).scrollIntoViewIfNeeded();
@@ -85,16 +65,11 @@ function plotlyOutputs(file: string): number {
 
 before(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'browser-e2e-'));
-  // launchPersistentContext is how playwright takes a fresh --user-data-dir.
-  context = await chromium.launchPersistentContext(path.join(tmp, 'profile'), {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: CHROMIUM_FLAGS,
-  });
+  context = await launch(path.join(tmp, 'profile'));
 });
 after(async () => {
   await context?.close();
-  for (const s of servers) s.close();
+  await Promise.all(servers.map((s) => s.close()));
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 
@@ -110,7 +85,7 @@ describe('the exported site in Chromium', () => {
   for (const protocol of ['file', 'http'] as const) {
     it(`loads every page over ${protocol}:// without errors and draws one chart per Plotly output`, async () => {
       assert.ok(pages.length > 1, `no pages in ${path.relative(ROOT, SITE)}`);
-      const base = protocol === 'file' ? pathToFileURL(SITE + path.sep).href : await serve(SITE);
+      const base = protocol === 'file' ? pathToFileURL(SITE + path.sep).href : await serveHere(SITE);
       for (const name of pages) {
         const notebook = path.join(EXECUTED, name.replace(/\.html$/, '.ipynb'));
         const expected = name === 'index.html' || name === 'search.html' ? 0 : plotlyOutputs(notebook);
