@@ -1,3 +1,5 @@
+import type { StepResult } from '../accumulatorArgs';
+
 /** What `ParallelAccumulator` reports: per micro-step, per window, per reduction. */
 
 /** A window's measurements, returned when a reduce happened. */
@@ -12,21 +14,15 @@ export interface RoundReport {
   bytes: { microBatches: number; gradients: number; weights: number };
 }
 
-/** What a micro-step did. Losses are known only when the round is reduced. */
-export interface ParallelStepResult {
-  /** True when this micro-step completed a window and the weights were updated. */
-  applied: boolean;
+/**
+ * What a micro-step did: the single-thread accumulator's counters and flags (see `StepResult`),
+ * without its losses, which are known only when the round is reduced (see `round`).
+ */
+export interface ParallelStepResult extends Omit<StepResult, 'loss' | 'windowLoss' | 'sampleCount' | 'skipped' | 'windowPosition'> {
   /** `"micro-batch"` or `"window"` when a non-finite value made it skip something, else null. */
   skipped: 'micro-batch' | 'window' | null;
-  microStep: number;
-  updateStep: number;
-  epoch: number;
   /** Micro-batches in the open window (counted and in flight), or the window's size when it just closed. */
   windowPosition: number;
-  /** Micro-batches per update of this window. */
-  accumulationSteps: number;
-  /** Global norm before clipping; null unless `clipNorm` is set and an update was applied. */
-  gradientNorm: number | null;
   /** The reduce's report when this micro-step ended a round, else null. */
   round: RoundReport | null;
 }
