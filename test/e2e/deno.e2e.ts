@@ -7,6 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
 import { cellOutputs, findLosses, formattingDifferences } from '../../scripts/deno/compareOutputs';
 import { findNotebooks, NOTEBOOKS_DIR, readNotebook, type NotebookJson } from '../../scripts/deno/notebooks';
+import { isolatedJupyterEnv } from '../helpers/jupyter';
 
 // Executes every notebook under notebooks/ (any depth: the English chapters and notebooks/zh/)
 // with Debian's `jupyter nbconvert --execute` under both kernels, each installed by
@@ -90,16 +91,8 @@ function notebook(name: string, cells: string[]): string {
 
 before(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'deno-e2e-'));
-  env = {
-    ...process.env,
-    // Only the kernelspecs installed below, and no state in the user's Jupyter folders.
-    JUPYTER_PATH: path.join(tmp, 'prefix', 'share', 'jupyter'),
-    JUPYTER_DATA_DIR: path.join(tmp, 'data'),
-    JUPYTER_CONFIG_DIR: path.join(tmp, 'config'),
-    JUPYTER_RUNTIME_DIR: path.join(tmp, 'runtime'),
-    PYDEVD_DISABLE_FILE_VALIDATION: '1',
-    DENO_NO_UPDATE_CHECK: '1',
-  };
+  // Only the kernelspecs installed below, and no state in the user's Jupyter folders.
+  env = { ...isolatedJupyterEnv(tmp), DENO_NO_UPDATE_CHECK: '1' };
   assert.equal((await installKernel('tslab')).status, 0);
 });
 after(() => {

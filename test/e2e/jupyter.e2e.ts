@@ -5,6 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { PLOTLY_MIME } from '../../src/entries/tutorial';
+import { isolatedJupyterEnv } from '../helpers/jupyter';
 
 // Executes every notebook with Debian's real Jupyter: `jupyter nbconvert --execute --to notebook`
 // under /usr/bin/python3, with the tslab kernelspec installed by the project's own script into a
@@ -42,15 +43,8 @@ function nbconvert(notebook: string): { status: number | null; outFile: string; 
 
 before(() => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'jupyter-e2e-'));
-  env = {
-    ...process.env,
-    // Only the kernelspec installed below, and no state in the user's Jupyter folders.
-    JUPYTER_PATH: path.join(tmp, 'prefix', 'share', 'jupyter'),
-    JUPYTER_DATA_DIR: path.join(tmp, 'data'),
-    JUPYTER_CONFIG_DIR: path.join(tmp, 'config'),
-    JUPYTER_RUNTIME_DIR: path.join(tmp, 'runtime'),
-    PYDEVD_DISABLE_FILE_VALIDATION: '1',
-  };
+  // Only the kernelspec installed below, and no state in the user's Jupyter folders.
+  env = isolatedJupyterEnv(tmp);
 });
 after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
