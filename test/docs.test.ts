@@ -33,6 +33,7 @@ describe('the README and docs', () => {
   });
 
   it('the README stays short enough for a newcomer', () => {
-    assert.ok(readFileSync(join(ROOT, 'README.md'), 'utf8').split('\n').length <= 150);
+    const lines = readFileSync(join(ROOT, 'README.md'), 'utf8').trimEnd().split('\n').length;
+    assert.ok(lines <= 150, `README.md has ${lines} lines; keep it to 150 and move detail to docs/`);
   });
 });
