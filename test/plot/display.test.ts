@@ -1,23 +1,14 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { figureBundle, PLOTLY_MIME, showFigure } from '../../src/plot/display';
-import { lineChart, type PlotlyFigure } from '../../src/plot/figures';
+import type { PlotlyFigure } from '../../src/plot/figures';
+import { sampleFigure } from '../helpers/plot';
 
 // The module the tslab kernel loads; it sets `lastWriteDisplayData` before every cell.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const tslabJupyter = require('tslab/dist/jupyter') as { lastWriteDisplayData: unknown };
 
-function figure(name = 'accumulationSteps = 4'): PlotlyFigure {
-  return lineChart({
-    title: 'Loss per update',
-    xTitle: 'updateStep',
-    yTitle: 'loss',
-    series: [
-      { name: 'accumulationSteps = 1', x: [1, 2, 3], y: [1, 0.5, 0.25] },
-      { name, x: [1, 2, 3], y: [1, 0.7, 0.4], dashed: true, errorY: [0.1, 0.1, 0.05] },
-    ],
-  });
-}
+const figure = sampleFigure;
 
 describe('figureBundle', () => {
   it('holds the figure as Plotly JSON, an HTML rendering and plain text in one bundle', () => {

@@ -1,19 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type PlotlyFigure, barChart, lineChart } from '../../src/plot/figures';
+import { barChart, lineChart } from '../../src/plot/figures';
 import { figureSvg } from '../../src/plot/svg';
+import { sampleFigure } from '../helpers/plot';
 
-function figure(name = 'accumulationSteps = 4'): PlotlyFigure {
-  return lineChart({
-    title: 'Loss per update',
-    xTitle: 'updateStep',
-    yTitle: 'loss',
-    series: [
-      { name: 'accumulationSteps = 1', x: [1, 2, 3], y: [1, 0.5, 0.25] },
-      { name, x: [1, 2, 3], y: [1, 0.7, 0.4], dashed: true, errorY: [0.1, 0.1, 0.05] },
-    ],
-  });
-}
+const figure = sampleFigure;
 
 describe('lineChart', () => {
   it('spells out its style, because plotly.js ignores a template given by name', () => {
