@@ -31,25 +31,6 @@ export function averageGradients(sums: tf.Tensor[], totalWeight: number): tf.Ten
 }
 
 /**
- * 1 (a float32 scalar) when some element of `tensors` is NaN or ±Infinity, 0 otherwise. Exact:
- * large finite values that a plain `sum(x)` would push past float32's range (≈3.4e38) are not
- * mistaken for non-finite ones. One reduction per tensor; the caller reads the result together
- * with the loss in one host read.
- *
- * Why `all(isFinite(x))`: measured beside `sum(x)` (inexact), `sum(x · 0)` (exact: NaN iff some
- * element is not finite) and `max(|x|)`, on 1.25 M elements, it costs about as much as `sum(x · 0)`
- * on wasm and 2-4× less on cpu (see docs/guarantees.md for the numbers and the command).
- */
-export function nonFiniteProbe(tensors: tf.Tensor[]): tf.Scalar {
-  return tf.tidy(() => {
-    if (tensors.length === 0) return tf.scalar(0);
-    const finite = tensors.map((t) => tf.all(tf.isFinite(t)));
-    const all = finite.length === 1 ? finite[0] : tf.all(tf.stack(finite));
-    return tf.cast(tf.logicalNot(all), 'float32') as tf.Scalar;
-  });
-}
-
-/**
  * The global L2 norm as two factors that cannot overflow: `maxAbs`, the largest magnitude of any
  * element, and `scaledNorm`, the norm of the tensors divided by `maxAbs` (between 1 and
  * sqrt(element count)). The norm is `maxAbs · scaledNorm`; squaring unscaled float32 values

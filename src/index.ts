@@ -8,7 +8,9 @@
  * test/importDirection.test.ts holds that. One export line (values, then types) per module, so
  * that a new module adds its own lines.
  */
-export { addWeighted, averageGradients, globalNorm, clipByGlobalNorm, scaledGlobalNorm, nonFiniteProbe } from './accumulation';
+export { addChecked } from './addChecked';
+export type { CheckedSum } from './addChecked';
+export { addWeighted, averageGradients, globalNorm, clipByGlobalNorm, scaledGlobalNorm } from './accumulation';
 export { GradientAccumulator, NonFiniteGradientError, checkVarList } from './gradientAccumulator';
 export type { GradientAccumulatorArgs, Averaging, NonFinitePolicy, StepOptions, StepResult, UpdateResult, TrainableVariable } from './gradientAccumulator';
 export { isBiasOrNormalization } from './accumulatorArgs';

@@ -27,3 +27,20 @@ test('addChecked names a bad argument', () => {
   assertThrowsMentioning(() => addChecked(null, g, Number.NaN), 'addChecked', 'weight', 'a finite number');
   g.dispose();
 });
+
+test('the checks of several sums, added as the accumulator adds them, are 0 only when all are finite', () => {
+  // The accumulator adds each weight's check (src/windowSums.ts); the total says whether any
+  // element of any new sum is NaN or ±Infinity, whatever the magnitudes.
+  const probe = (values: number[][]) =>
+    tf.tidy(() => {
+      const checks = values.map((v) => addChecked(null, tf.tensor1d(v)).check);
+      return checks.length === 0 ? 0 : tf.addN(checks).dataSync()[0];
+    });
+  assert.equal(probe([[3e38, 3e38, 3e38], [-3e38]]), 0, 'finite values whose sum overflows');
+  assert.ok(Number.isNaN(probe([[1, 2], [NaN]])));
+  assert.ok(Number.isNaN(probe([[Infinity, 1]])));
+  assert.ok(Number.isNaN(probe([[1], [-Infinity]])));
+  assert.equal(probe([]), 0);
+  // The old check, a plain sum, is the negative case: it calls these finite values non-finite.
+  assert.equal(Number.isFinite(tf.tidy(() => tf.sum(tf.tensor1d([3e38, 3e38])).dataSync()[0])), false);
+});
