@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sourced by scripts/systemDeps.sh and scripts/benchDeps.sh: installs, from Debian's archive, the
+# Sourced by scripts/systemDeps.sh and scripts/bench/benchDeps.sh: installs, from Debian's archive, the
 # packages of a list whose check fails, and only those, as root or with passwordless sudo.
 #
 #   apt_install_missing NAME HINT "package|command that proves it is there" ...

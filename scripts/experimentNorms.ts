@@ -14,7 +14,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { BackendPreference, describeEnvironment, selectBackend } from '../src/entries/backend';
+import { BackendPreference, describeEnvironment, selectBackend } from '../src/backend/index';
 import {
   NORM_EXPERIMENT_PRESETS,
   NormExperimentArgs,
@@ -22,7 +22,7 @@ import {
   NormExperimentResult,
   WU_HE_2018,
   runNormExperiment,
-} from '../src/entries/tutorial';
+} from '../src/tutorial/index';
 
 interface ScriptConfig {
   /** Preset size. */

@@ -3,7 +3,7 @@
  * trace types the tutorial's figures use. A figure that needs any other type fails the export,
  * naming the figure, instead of drawing nothing in a reader's browser.
  */
-import { figureSvg, figureText, type PlotlyFigure } from '../../src/entries/tutorial';
+import { figureSvg, figureText, type PlotlyFigure } from '../../src/tutorial/index';
 import { html, scriptJson, trusted, type SafeHtml } from './html';
 
 /** The npm file the site copies to `assets/plotly.min.js`. */
@@ -48,6 +48,6 @@ export function chartHtml(fig: PlotlyFigure, id: string): SafeHtml {
 </figure>`;
 }
 
-// figureSvg escapes every string it draws (see src/plot/svg.ts); scriptJson escapes `<`.
+// figureSvg escapes every string it draws (see src/tutorial/plot/svg.ts); scriptJson escapes `<`.
 const trustedSvg = (fig: PlotlyFigure): SafeHtml => trusted(figureSvg(fig));
 const trustedJson = (value: unknown): SafeHtml => trusted(scriptJson(value));

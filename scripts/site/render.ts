@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import hljs from 'highlight.js';
 import katexPlugin from '@vscode/markdown-it-katex';
 import MarkdownIt from 'markdown-it';
-import { PLOTLY_MIME, type PlotlyFigure } from '../../src/entries/tutorial';
+import { PLOTLY_MIME, type PlotlyFigure } from '../../src/tutorial/index';
 import { cellSource, REPORT_KEY, type Cell, type MimeBundle, type Notebook, type Output } from '../notebooks/nbformat';
 import { html, trusted, type SafeHtml } from './html';
 import { whyNotInert } from './htmlOutput';

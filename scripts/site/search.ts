@@ -36,7 +36,7 @@ export function buildSearchIndex(pages: ChapterPage[]): SearchIndex {
 
 /** The index as the script the search page loads. */
 export function searchIndexScript(index: SearchIndex): string {
-  return `// Made by scripts/exportSite.ts: the site's search index.\nwindow.TFJS_ACCUMULATE_SEARCH = ${scriptJson(index)};\n`;
+  return `// Made by scripts/site/exportSite.ts: the site's search index.\nwindow.TFJS_ACCUMULATE_SEARCH = ${scriptJson(index)};\n`;
 }
 
 /** The search page's content; assets/search.js fills in the results. */

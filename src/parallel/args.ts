@@ -1,9 +1,9 @@
 import * as tf from '@tensorflow/tfjs';
 import { availableParallelism } from 'node:os';
-import type { BackendPreference } from '../backend';
-import { argumentError, isPositiveFinite, isPositiveInteger } from '../errors';
-import type { NonFinitePolicy } from '../gradientAccumulator';
-import { AccumulationSchedule, checkAccumulationSteps } from '../schedule';
+import type { BackendPreference } from '../backend/selectBackend';
+import { argumentError, isPositiveFinite, isPositiveInteger } from '../core/errors';
+import type { NonFinitePolicy } from '../core/gradientAccumulator';
+import { AccumulationSchedule, checkAccumulationSteps } from '../core/schedule';
 import { checkLossSpec } from './loss';
 import type { LossSpec } from './protocol';
 import type { Averaging } from './state';

@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
-import { argumentError, verbatim } from '../errors';
+import { argumentError, verbatim } from '../core/errors';
 import type { LossSpec } from './protocol';
 
 /**

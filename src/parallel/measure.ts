@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
-import type { BackendPreference } from '../backend';
-import { argumentError, isPositiveInteger } from '../errors';
-import { GradientAccumulator } from '../gradientAccumulator';
+import type { BackendPreference } from '../backend/selectBackend';
+import { argumentError, isPositiveInteger } from '../core/errors';
+import { GradientAccumulator } from '../core/gradientAccumulator';
 import { TFJS_LOSS_NAMES } from './loss';
 import { ParallelAccumulator } from './parallelAccumulator';
 import type { RoundReport } from './results';
@@ -9,7 +9,7 @@ import type { RoundReport } from './results';
 /**
  * Measuring a parallel window against the single-thread accumulator, side by side: every timed
  * repetition runs one window of each contender in turn, so that a shared machine's load falls
- * on all of them alike, and the medians are compared. Used by `scripts/benchParallel.ts` and the
+ * on all of them alike, and the medians are compared. Used by `scripts/bench/benchParallel.ts` and the
  * "More cores" chapter.
  */
 

@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
-import { argumentError, isPositiveInteger, verbatim } from '../errors';
+import { argumentError, isPositiveInteger, verbatim } from '../core/errors';
 import type { TransferableTensor } from './protocol';
 
 /** A micro-batch for a worker: tensors (copied out of tfjs), or typed arrays plus shapes (transferred). */

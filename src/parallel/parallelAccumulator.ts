@@ -1,8 +1,8 @@
 import * as tf from '@tensorflow/tfjs';
-import { argumentError } from '../errors';
-import { GradientAccumulator, NonFiniteGradientError, NonFinitePolicy } from '../gradientAccumulator';
-import { AccumulationSchedule, resolveAccumulationSteps } from '../schedule';
-import type { SetStateArgs } from '../state';
+import { argumentError } from '../core/errors';
+import { GradientAccumulator, NonFiniteGradientError, NonFinitePolicy } from '../core/gradientAccumulator';
+import { AccumulationSchedule, resolveAccumulationSteps } from '../core/schedule';
+import type { SetStateArgs } from '../core/state';
 import { ParallelAccumulatorArgs, checkParallelArgs } from './args';
 import { WorkerExitedError, WorkerFailedError } from './errors';
 import { checkMicroBatch, ParallelMicroBatch } from './microBatch';

@@ -1,8 +1,8 @@
 import * as tf from '@tensorflow/tfjs';
 // Registering the project's layers, so that a model using them can be rebuilt from its JSON.
-import '../norm/groupNormalization';
-import '../norm/batchRenormalization';
-import '../norm/frozenBatchNormalization';
+import '../core/norm/groupNormalization';
+import '../core/norm/batchRenormalization';
+import '../core/norm/frozenBatchNormalization';
 import { LossFunction, loadModule, resolveLoss } from './loss';
 import { FromWorker, MicroBatchReport, PackedLayout, ReplicaInit, TransferableTensor, packedLayout } from './protocol';
 

@@ -1,4 +1,4 @@
-import type { StepResult } from '../accumulatorArgs';
+import type { StepResult } from '../core/accumulatorArgs';
 
 /** What `ParallelAccumulator` reports: per micro-step, per window, per reduction. */
 

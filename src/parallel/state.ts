@@ -1,5 +1,5 @@
-import type { AccumulatorState, SerializedTensor } from '../state';
-import { argumentError, verbatim } from '../errors';
+import type { AccumulatorState, SerializedTensor } from '../core/state';
+import { argumentError, verbatim } from '../core/errors';
 
 /** The format tag of a saved {@link ParallelAccumulatorState}. */
 export const PARALLEL_STATE_FORMAT = 'tfjs-accumulate/parallel-state@1';

@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
-import type { GradientAccumulator, StepResult } from '../gradientAccumulator';
+import type { GradientAccumulator, StepResult } from '../core/gradientAccumulator';
 
 /**
  * Adds gradients that are already summed over `count` samples (or micro-batches) to a

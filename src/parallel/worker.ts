@@ -1,6 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import * as tf from '@tensorflow/tfjs';
-import { BackendPreference, selectBackend } from '../backend';
+import { BackendPreference, selectBackend } from '../backend/selectBackend';
 import type { FromWorker, ReplicaInit, ToWorker } from './protocol';
 import { Replica } from './replica';
 

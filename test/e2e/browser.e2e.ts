@@ -5,10 +5,10 @@ import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
-import { exportSite } from '../../scripts/exportSite';
+import { exportSite } from '../../scripts/site/exportSite';
 import { runNotebook } from '../../scripts/notebooks/runner';
 import type { Notebook } from '../../scripts/notebooks/nbformat';
-import { PLOTLY_MIME } from '../../src/entries/tutorial';
+import { PLOTLY_MIME } from '../../src/tutorial/index';
 import { launch, open, serve } from '../helpers/site';
 
 // Opens the exported site in real headless Chromium (Debian's /usr/bin/chromium, driven by

@@ -12,7 +12,7 @@ import { isolatedJupyterEnv } from '../helpers/jupyter';
 // Executes every notebook under notebooks/ (any depth: the English chapters and notebooks/zh/)
 // with Debian's `jupyter nbconvert --execute` under both kernels, each installed by
 // `npm run kernel:install` into a temporary prefix: tslab, then Deno through
-// scripts/nbconvert_deno.py. Every notebook must pass under Deno, and no cell may show less under
+// scripts/deno/nbconvert_deno.py. Every notebook must pass under Deno, and no cell may show less under
 // Deno than under tslab (fewer printed lines, displays or results). Needs `npm run build` and the
 // Debian packages of scripts/systemDeps.sh. `npm run test:deno` runs it.
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -53,7 +53,7 @@ async function nbconvert(kernel: 'tslab' | 'deno', notebook: string): Promise<{ 
   const relative = path.relative(ROOT, notebook).startsWith('..') ? path.basename(notebook) : path.relative(ROOT, notebook);
   const outDir = path.join(tmp, 'out', kernel, path.dirname(relative));
   // tslab's run is test:jupyter's; Deno's adds the barrier against late output.
-  const config = path.join(ROOT, 'scripts', kernel === 'deno' ? 'nbconvert_deno.py' : 'nbconvert_config.py');
+  const config = kernel === 'deno' ? path.join(ROOT, 'scripts', 'deno', 'nbconvert_deno.py') : path.join(ROOT, 'scripts', 'notebooks', 'nbconvert_config.py');
   const r = await run(PYTHON, [
     '-m',
     'nbconvert',

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { PLOTLY_MIME } from '../../src/entries/tutorial';
+import { PLOTLY_MIME } from '../../src/tutorial/index';
 import { isolatedJupyterEnv } from '../helpers/jupyter';
 
 // Executes every notebook with Debian's real Jupyter: `jupyter nbconvert --execute --to notebook`
@@ -32,11 +32,11 @@ function nbconvert(notebook: string): { status: number | null; outFile: string; 
   const outDir = path.join(tmp, 'out');
   const r = spawnSync(
     PYTHON,
-    ['-m', 'nbconvert', '--execute', '--to', 'notebook', `--config=${path.join(ROOT, 'scripts', 'nbconvert_config.py')}`, `--output-dir=${outDir}`, `--ExecutePreprocessor.timeout=${CELL_TIMEOUT}`, notebook],
+    ['-m', 'nbconvert', '--execute', '--to', 'notebook', `--config=${path.join(ROOT, 'scripts', 'notebooks', 'nbconvert_config.py')}`, `--output-dir=${outDir}`, `--ExecutePreprocessor.timeout=${CELL_TIMEOUT}`, notebook],
     { cwd: ROOT, env, encoding: 'utf8', timeout: 30 * 60_000 },
   );
   const output = `${r.stdout}${r.stderr}`;
-  // scripts/nbconvert_config.py prints "cell N ('first line') failed:" and the cell's stderr.
+  // scripts/notebooks/nbconvert_config.py prints "cell N ('first line') failed:" and the cell's stderr.
   const error = /^(cell \d+ .* failed:\n[\s\S]*?)(?=^Traceback|$(?![\s\S]))/m.exec(r.stderr)?.[1]?.trim() ?? output.trim().split('\n').slice(-15).join('\n');
   return { status: r.status, outFile: path.join(outDir, path.basename(notebook)), error, output };
 }

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
-import { exportSite } from '../../scripts/exportSite';
+import { exportSite } from '../../scripts/site/exportSite';
 
 // The "run it in your browser" blocks of chapters 3 and 4 (scripts/site/live/), in headless
 // Chromium on WebGL (SwiftShader), from file:// and over loopback: tfjs loads only when the

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
-import { exportSite } from '../../scripts/exportSite';
+import { exportSite } from '../../scripts/site/exportSite';
 import { cellSource, type Notebook } from '../../scripts/notebooks/nbformat';
 import { BUNDLE_TRACE_TYPES } from '../../scripts/site/plotlyBundle';
 import { HOSTILE, writeHostileNotebooks } from '../fixtures/hostileNotebooks';

@@ -1,9 +1,9 @@
 import * as tf from '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
-import { maxRelativeDifference } from '../../src/weights';
+import { maxRelativeDifference } from '../../src/tutorial/weights';
 
 // The weight snapshot and comparison are the library's (the tutorial entry exports them too).
-export { maxRelativeDifference, weightsOf } from '../../src/weights';
+export { maxRelativeDifference, weightsOf } from '../../src/tutorial/weights';
 
 /**
  * Shared fixtures for the core tests: a small seeded Dense model, seeded data, and the checks
@@ -79,7 +79,7 @@ export function assertThrowsMentioning(fn: () => unknown, ...fragments: string[]
 
 /**
  * The seed of every fast-check property: fixed, so runs are reproducible; override it with
- * `FC_SEED=123 node --import tsx --test test/properties.test.ts`. A failure reports the seed,
+ * `FC_SEED=123 node --import tsx --test test/core/properties.test.ts`. A failure reports the seed,
  * the path and the shrunk counterexample (fast-check's message).
  */
 export const FC_SEED = Number(process.env.FC_SEED ?? 20261130);

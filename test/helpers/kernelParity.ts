@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
 import assert from 'node:assert/strict';
-import { installFastKernels, uninstallFastKernels } from '../../src/kernels';
+import { installFastKernels, uninstallFastKernels } from '../../src/backend/kernels';
 
 /**
  * Shared test machinery for the kernel tests: run the same computation on stock cpu (the

@@ -1,4 +1,4 @@
-import { lineChart, type PlotlyFigure } from '../../src/plot';
+import { lineChart, type PlotlyFigure } from '../../src/tutorial/plot';
 
 /** A small two-series chart with error bars, the figure every plot test draws. */
 export function sampleFigure(name = 'accumulationSteps = 4'): PlotlyFigure {

@@ -1,8 +1,8 @@
 import * as tf from '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { selectBackend } from '../../src/backend';
-import { mlp } from '../../src/models';
+import { selectBackend } from '../../src/backend/selectBackend';
+import { mlp } from '../../src/tutorial/models';
 import { measureParallelWindow } from '../../src/parallel/measure';
 
 before(async () => {

@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { selectBackend } from '../../src/backend';
-import { checkEquivalence } from '../../src/equivalence';
-import { GradientAccumulator, NonFiniteGradientError } from '../../src/gradientAccumulator';
-import { NormalizationKind, cnn, mlp } from '../../src/models';
+import { selectBackend } from '../../src/backend/selectBackend';
+import { checkEquivalence } from '../../src/core/equivalence';
+import { GradientAccumulator, NonFiniteGradientError } from '../../src/core/gradientAccumulator';
+import { NormalizationKind, cnn, mlp } from '../../src/tutorial/models';
 import { ParallelAccumulator, ParallelAccumulatorArgs, WorkerExitedError, WorkerFailedError } from '../../src/parallel';
 import { assertChanged, maxRelativeDifference } from '../helpers';
 

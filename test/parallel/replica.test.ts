@@ -2,8 +2,8 @@ import * as tf from '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
-import { selectBackend } from '../../src/backend';
-import { cnn } from '../../src/models';
+import { selectBackend } from '../../src/backend/selectBackend';
+import { cnn } from '../../src/tutorial/models';
 import { LossSpec, ReplicaInit, packedLayout, sharedFloat32 } from '../../src/parallel/protocol';
 import { Replica } from '../../src/parallel/replica';
 

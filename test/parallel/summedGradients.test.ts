@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { GradientAccumulator } from '../../src/gradientAccumulator';
+import { GradientAccumulator } from '../../src/core/gradientAccumulator';
 import { addSummedGradients } from '../../src/parallel/summedGradients';
 
 describe('addSummedGradients', () => {

@@ -1,5 +1,5 @@
 /**
- * The "run it in your browser" blocks of the site (chapters 3 and 4). scripts/exportSite.ts
+ * The "run it in your browser" blocks of the site (chapters 3 and 4). scripts/site/exportSite.ts
  * calls {@link liveBlocks} once per export: it bundles ./loader.ts (small, on every chapter with
  * a block) and ./run.ts (tfjs and the library, loaded only when the reader asks) with esbuild
  * into `assets/live/`, and returns the block's HTML for each page.

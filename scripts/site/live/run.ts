@@ -6,7 +6,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { GradientAccumulator } from '../../../src/index';
-import { ARTICLE_SETUP, figureSvg, lineChart, simpleNet, splitIntoMicroBatches, syntheticBatch, syntheticMicroBatches } from '../../../src/entries/tutorial';
+import { ARTICLE_SETUP, figureSvg, lineChart, simpleNet, splitIntoMicroBatches, syntheticBatch, syntheticMicroBatches } from '../../../src/tutorial/index';
 
 /** What a run reports; also written to the block's data attributes so tests can read it. */
 export interface LiveResult {

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { PLOTLY_MIME } from '../../../src/plot';
+import { PLOTLY_MIME } from '../../../src/tutorial/plot';
 import { MAX_TIMEOUT_SECONDS } from '../../../scripts/notebooks/args';
 import { loadNotebook, REPORT_KEY, type Notebook, type NotebookReport } from '../../../scripts/notebooks/nbformat';
 import { cleanErrorText, collectNotebooks, outPath, runNotebook, runNotebooks } from '../../../scripts/notebooks/runner';

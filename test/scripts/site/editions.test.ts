@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import vm from 'node:vm';
-import { exportSite } from '../../../scripts/exportSite';
+import { exportSite } from '../../../scripts/site/exportSite';
 import type { SearchIndex } from '../../../scripts/site/search';
 
 // The two editions, from notebooks written here: English in DIR, Chinese in DIR/zh (one chapter

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { whyNotInert } from '../../../scripts/site/htmlOutput';
-import { tableBundle } from '../../../src/plot';
+import { tableBundle } from '../../../src/tutorial/plot';
 
 describe('whyNotInert', () => {
   it('accepts the tables showTable sends and plain text structure', () => {

@@ -3,9 +3,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
-import { exportSite } from '../../../scripts/exportSite';
+import { exportSite } from '../../../scripts/site/exportSite';
 import { BUNDLE_TRACE_TYPES, chartHtml, missingTraceTypes, PLOTLY_BUNDLE } from '../../../scripts/site/plotlyBundle';
-import { figureBundle, lineChart, type PlotlyFigure } from '../../../src/plot';
+import { figureBundle, lineChart, type PlotlyFigure } from '../../../src/tutorial/plot';
 
 const line = lineChart({ title: 'Loss <per> update', xTitle: 'updateStep', yTitle: 'loss', series: [{ name: 's', x: [1, 2], y: [1, 0.5] }] });
 const heatmap: PlotlyFigure = { data: [{ type: 'heatmap' as never, x: [1], y: [1] }], layout: { title: { text: 'A heatmap' } } };

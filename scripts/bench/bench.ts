@@ -1,0 +1,430 @@
+/**
+ * Training speed of tfjs with this project's kernels next to PyTorch, at equal threads.
+ *
+ *     npm run bench             # installs the PyTorch peer if missing, then a few minutes
+ *     npm run bench -- --quick  # smoke run: short timings, SimpleNet and the MLP only
+ *
+ * Length: about 430 lines, because it is one straight-through program (config, rows, timing in turns, main);
+ * the peer, the thread readings and the report tables are already in benchPeer/benchThreads/benchReport.
+ *
+ * What it measures (docs/benchmark.md explains each choice):
+ * 1. Head to head, on wasm + kernels: each row (a plain SGD step, or an accumulation window)
+ *    timed in rounds that alternate ours with PyTorch pinned to one thread and PyTorch at every
+ *    core, so both see the same load. Wall-clock median, min and max per call; the threads that
+ *    were busy on each side during the timing, read from /proc (the pinning, verified).
+ * 2. A roofline: useful GFLOP/s of each row (src/tutorial/measure.ts, stepFlops counts them), against the
+ *    peak of a wasm SIMD multiply-add loop on this machine and PyTorch's GEMM peak.
+ * 3. The other backends (cpu + kernels, stock wasm and cpu, tfjs-node when it loads): step times.
+ * 4. Accumulation's own cost and memory on the fast backends (measureAccumulation, src/tutorial/measure.ts).
+ * Output: markdown on stdout, JSON in build/bench/bench.json.
+ *
+ * To add a row (e.g. a multi-core trainer), append a {@link BenchRow} to `rows()`: its `allCores`
+ * contender is timed beside PyTorch at every core.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { dirname, join } from 'node:path';
+import { GradientAccumulator } from '../../src/index';
+import { BackendPreference, describeEnvironment, measureSimdPeak, selectBackend, SimdPeak } from '../../src/backend/index';
+import { cnn, measureAccumulation, median, mlp, simpleNet, stepFlops, timeCall } from '../../src/tutorial/index';
+import { PeerCase, TorchPeer } from './benchPeer';
+import { accumulationTable, backendTable, headToHeadTable, Report, rooflineTable, Stats } from './benchReport';
+import { benchParallel } from './benchParallel';
+import { busiestThreadNs, busyThreads, cpuPerWall, taskCpuNs } from './benchThreads';
+
+type ModelName = 'simpleNet' | 'mlp' | 'cnn';
+const quick = process.argv.includes('--quick');
+/** `--models=mlp,cnn` and `--backends=wasm,cpu-stock` restrict a run; `--no-torch` skips the peer, `--no-parallel` the worker-thread row. */
+const option = (name: string): string[] | null => {
+  const arg = process.argv.find((a) => a.startsWith(`--${name}=`));
+  return arg ? arg.slice(name.length + 3).split(',') : null;
+};
+const onlyModels = option('models');
+const onlyBackends = option('backends');
+const CONFIG = {
+  /** Where the JSON goes. */
+  out: process.env.BENCH_OUT ?? join(__dirname, '..', '..', 'build', 'bench', 'bench.json'),
+  /** Seconds of timed calls per contender and row, split over `rounds`. */
+  seconds: quick ? 0.3 : 2.5,
+  /** Rounds in which ours and each PyTorch take turns. */
+  rounds: Number(option('rounds')?.[0] ?? (quick ? 2 : 5)),
+  /** Warm-up calls before the first round (V8, XNNPACK and PyTorch's allocator prepare on first calls). */
+  warmup: quick ? 1 : 5,
+  /** Seconds of timing per step on the other backends. */
+  backendSeconds: quick ? 0.15 : 1.0,
+  /** A step slower than this (ms) is timed once after one warm-up (the stock cpu CNN). */
+  slowStepMs: 1500,
+  accumulationSteps: 4,
+  microBatchSize: 16,
+  /** Plain steps: model and batch. */
+  steps: ((quick ? [['simpleNet', 64], ['mlp', 64]] : [['simpleNet', 64], ['mlp', 64], ['cnn', 16], ['cnn', 64]]) as [ModelName, number][]).filter(([m]) => !onlyModels || onlyModels.includes(m)),
+  /** Models whose accumulation window (4 x 16) is a row and is measured for cost and memory. */
+  windowModels: ((quick ? ['simpleNet', 'mlp'] : ['mlp', 'cnn']) as ModelName[]).filter((m) => !onlyModels || onlyModels.includes(m)),
+  /** Issue 11's targets: ours / PyTorch at one thread, per row id, and the MLP's bookkeeping share. */
+  targets: { ratio: { 'mlp-64': 2.5, 'cnn-16': 1.6, 'cnn-64': 1.3 } as Record<string, number>, bookkeepingShare: { mlp: 0.05 } as Record<string, number> },
+  torch: !process.argv.includes('--no-torch'),
+  /** Issue 14's row: a CNN window of 8 x 16 on 2 workers against one thread (scripts/bench/benchParallel.ts); needs the CNN. */
+  parallel: !process.argv.includes('--no-parallel') && !quick && (!onlyModels || onlyModels.includes('cnn')),
+  python: '/usr/bin/python3',
+  /** The backend of the head-to-head rows. */
+  headToHead: { label: 'wasm + kernels', preference: 'wasm' as BackendPreference },
+  /** Step times only; the stock ones are slow. */
+  otherBackends: [
+    { label: 'tfjs-node', preference: 'tensorflow', full: true },
+    { label: 'cpu + kernels', preference: 'cpu', full: true },
+    { label: 'wasm (stock)', preference: 'wasm-stock', full: false },
+    { label: 'cpu (stock)', preference: 'cpu-stock', full: false },
+  ].filter((b) => !onlyBackends || onlyBackends.includes(b.preference)) as { label: string; preference: BackendPreference; full: boolean }[],
+  /** Matrix size of PyTorch's GEMM peak. */
+  gemmSize: 512,
+};
+
+/** Something of ours timed in a row: one call is one step or one window. */
+export interface Contender {
+  label: string;
+  /** Threads it is meant to use. */
+  threads: number;
+  call(): void | Promise<void>;
+  dispose(): void | Promise<void>;
+}
+
+/** One line of the head-to-head tables. */
+export interface BenchRow {
+  id: string;
+  label: string;
+  /** Useful FLOPs of one call (see src/tutorial/measure.ts, stepFlops). */
+  flops: number;
+  /** What PyTorch runs for the same call. */
+  peer: PeerCase;
+  /** Ours on one thread. */
+  oneThread(): Promise<Contender>;
+  /** Ours at every core; left out while ours has no multi-core path (the table then says so). */
+  allCores?(): Promise<Contender>;
+}
+
+function buildModel(name: ModelName): tf.LayersModel {
+  if (name === 'simpleNet') return simpleNet({ seed: 1 });
+  if (name === 'mlp') return mlp({ normalization: 'none', seed: 1 });
+  return cnn({ normalization: 'batch', seed: 1 });
+}
+
+function batchOf(name: ModelName, batch: number, seed: number): { xs: tf.Tensor; ys: tf.Tensor } {
+  return tf.tidy(() => {
+    if (name === 'simpleNet') return { xs: tf.randomNormal([batch, 10], 0, 1, 'float32', seed), ys: tf.randomNormal([batch, 1], 0, 1, 'float32', seed + 1) };
+    const labels = tf.tensor1d(Array.from({ length: batch }, (_, i) => (i * 7 + seed) % 10), 'int32');
+    return { xs: tf.randomNormal([batch, 28, 28, 1], 0, 1, 'float32', seed), ys: tf.oneHot(labels, 10) };
+  });
+}
+
+const lossOf = (name: ModelName) => (name === 'simpleNet' ? tf.losses.meanSquaredError : tf.losses.softmaxCrossEntropy);
+
+function lossFn(name: ModelName, model: tf.LayersModel, data: { xs: tf.Tensor; ys: tf.Tensor }): () => tf.Scalar {
+  return () => lossOf(name)(data.ys, model.apply(data.xs, { training: true }) as tf.Tensor) as tf.Scalar;
+}
+
+const trainable = (model: tf.LayersModel): tf.Variable[] => model.trainableWeights.map((w) => w.read() as tf.Variable);
+
+function flopsOf(name: ModelName, batch: number): number {
+  const model = buildModel(name);
+  const flops = stepFlops(model, batch).trainingFlops;
+  model.dispose();
+  return flops;
+}
+
+/** A plain SGD step of ours: gradients, update, read the loss (as PyTorch's loss.item()). */
+async function plainStep(name: ModelName, batch: number): Promise<Contender> {
+  const model = buildModel(name);
+  const data = batchOf(name, batch, 3);
+  const optimizer = tf.train.sgd(0.01);
+  const vars = trainable(model);
+  return {
+    label: CONFIG.headToHead.label,
+    threads: 1,
+    call: () => {
+      const { value, grads } = tf.variableGrads(lossFn(name, model, data), vars);
+      optimizer.applyGradients(grads);
+      tf.dispose(grads);
+      value.dataSync();
+      value.dispose();
+    },
+    dispose: () => {
+      tf.dispose([data.xs, data.ys]);
+      optimizer.dispose();
+      model.dispose();
+    },
+  };
+}
+
+/** A window of ours: `steps` micro-steps of `micro` samples through GradientAccumulator, one update. */
+async function accumulationWindow(name: ModelName, steps: number, micro: number): Promise<Contender> {
+  const model = buildModel(name);
+  const microBatches = Array.from({ length: steps }, (_, i) => batchOf(name, micro, 10 + i));
+  const accumulator = new GradientAccumulator({ optimizer: tf.train.sgd(0.01), accumulationSteps: steps, varList: trainable(model) });
+  return {
+    label: `${CONFIG.headToHead.label}, GradientAccumulator`,
+    threads: 1,
+    call: () => {
+      for (const m of microBatches) accumulator.step(lossFn(name, model, m), { sampleCount: micro });
+    },
+    dispose: () => {
+      accumulator.dispose();
+      tf.dispose(microBatches.flatMap((m) => [m.xs, m.ys]));
+      model.dispose();
+    },
+  };
+}
+
+const MODEL_LABEL: Record<ModelName, string> = { simpleNet: 'SimpleNet 10-1', mlp: 'MLP 784-256-256-10', cnn: 'CNN conv16-conv32-dense10' };
+
+/** The head-to-head rows. Append here to compare more. */
+function rows(): BenchRow[] {
+  const { accumulationSteps: k, microBatchSize: b } = CONFIG;
+  return [
+    ...CONFIG.steps.map(([name, batch]): BenchRow => ({
+      id: `${name}-${batch}`,
+      label: `${MODEL_LABEL[name]}, step of ${batch}`,
+      flops: flopsOf(name, batch),
+      peer: { kind: 'step', model: name, batch },
+      oneThread: () => plainStep(name, batch),
+    })),
+    ...CONFIG.windowModels.map((name): BenchRow => ({
+      id: `${name}-window-${k}x${b}`,
+      label: `${MODEL_LABEL[name]}, window of ${k} x ${b}`,
+      flops: flopsOf(name, b) * k,
+      peer: { kind: 'window', model: name, steps: k, micro: b },
+      oneThread: () => accumulationWindow(name, k, b),
+    })),
+  ];
+}
+
+/** Timed calls of one contender in one round, and the threads that were busy meanwhile. */
+interface Block {
+  ms: number[];
+  busyThreads: number | null;
+  cpuPerWall: number | null;
+  /** CPU ms per call of the busiest thread. */
+  threadCpuMs: number | null;
+}
+
+async function oursBlock(contender: Contender, seconds: number, minReps: number): Promise<Block> {
+  const ms: number[] = [];
+  const before = taskCpuNs();
+  const start = performance.now();
+  do {
+    const t = performance.now();
+    await contender.call();
+    ms.push(performance.now() - t);
+  } while (ms.length < minReps || (performance.now() - start) / 1000 < seconds);
+  const after = taskCpuNs();
+  const wallNs = (performance.now() - start) * 1e6;
+  const busiest = busiestThreadNs(before, after);
+  return { ms, busyThreads: busyThreads(before, after), cpuPerWall: cpuPerWall(before, after, wallNs), threadCpuMs: busiest === null ? null : busiest / 1e6 / ms.length };
+}
+
+function statsOf(blocks: Block[]): Stats {
+  const ms = blocks.flatMap((b) => b.ms);
+  const busy = blocks.map((b) => b.busyThreads).filter((n): n is number => n !== null);
+  const cpu = blocks.map((b) => b.cpuPerWall).filter((n): n is number => n !== null);
+  const threadCpu = blocks.map((b) => b.threadCpuMs).filter((n): n is number => n !== null);
+  return {
+    ms: median(ms),
+    minMs: Math.min(...ms),
+    maxMs: Math.max(...ms),
+    calls: ms.length,
+    // The most threads any round kept busy: pinning holds only if it held in every round.
+    busyThreads: busy.length ? Math.max(...busy) : null,
+    cpuPerWall: cpu.length ? median(cpu) : null,
+    threadCpuMs: threadCpu.length ? median(threadCpu) : null,
+  };
+}
+
+/** Times one row: ours and each peer take turns, round after round. */
+async function runRow(row: BenchRow, peers: { one: TorchPeer | null; all: TorchPeer | null }): Promise<Report['rows'][number]> {
+  const perBlock = CONFIG.seconds / CONFIG.rounds;
+  const ours1 = await row.oneThread();
+  const oursAll = row.allCores ? await row.allCores() : null;
+  const blocks: Record<'ours1' | 'oursAll' | 'torch1' | 'torchAll', Block[]> = { ours1: [], oursAll: [], torch1: [], torchAll: [] };
+  const load = [loadavg()[0]];
+  try {
+    for (const c of [ours1, oursAll]) for (let i = 0; c && i < CONFIG.warmup; i++) await c.call();
+    for (let r = 0; r < CONFIG.rounds; r++) {
+      blocks.ours1.push(await oursBlock(ours1, perBlock, 1));
+      if (peers.one) blocks.torch1.push(await peers.one.time(row.peer, perBlock, r === 0 ? CONFIG.warmup : 0));
+      if (oursAll) blocks.oursAll.push(await oursBlock(oursAll, perBlock, 1));
+      if (peers.all) blocks.torchAll.push(await peers.all.time(row.peer, perBlock, r === 0 ? CONFIG.warmup : 0));
+    }
+  } finally {
+    await ours1.dispose();
+    await oursAll?.dispose();
+  }
+  load.push(loadavg()[0]);
+  const stats = (b: Block[]) => (b.length ? statsOf(b) : null);
+  return {
+    id: row.id,
+    label: row.label,
+    flops: row.flops,
+    ours1: { label: ours1.label, threads: ours1.threads, ...statsOf(blocks.ours1) },
+    oursAll: oursAll ? { label: oursAll.label, threads: oursAll.threads, ...statsOf(blocks.oursAll) } : null,
+    torch1: stats(blocks.torch1),
+    torchAll: stats(blocks.torchAll),
+    loadAverage: load,
+  };
+}
+
+async function startPeers(): Promise<{ one: TorchPeer | null; all: TorchPeer | null; note: string }> {
+  if (!CONFIG.torch) return { one: null, all: null, note: 'disabled by --no-torch' };
+  try {
+    const one = await TorchPeer.start(CONFIG.python, 1);
+    if (!one.hello.available) {
+      one.close();
+      return { one: null, all: null, note: one.hello.reason ?? 'unavailable' };
+    }
+    return { one, all: await TorchPeer.start(CONFIG.python, cpus().length), note: '' };
+  } catch (e) {
+    return { one: null, all: null, note: `${CONFIG.python} failed: ${e instanceof Error ? e.message : String(e)}` };
+  }
+}
+
+/** Step times of ours on another backend (no peer: the head-to-head rows hold the comparison). */
+function backendSteps(label: string, full: boolean): Report['backends'] {
+  return CONFIG.steps.map(([name, batch]) => {
+    const model = buildModel(name);
+    const data = batchOf(name, batch, 3);
+    const optimizer = tf.train.sgd(0.01);
+    const vars = trainable(model);
+    try {
+      const before = taskCpuNs();
+      const start = performance.now();
+      const t = timeCall(
+        () => {
+          const { value, grads } = tf.variableGrads(lossFn(name, model, data), vars);
+          optimizer.applyGradients(grads);
+          tf.dispose(grads);
+          value.dataSync();
+          value.dispose();
+        },
+        { seconds: full ? CONFIG.backendSeconds : 0, warmup: full ? CONFIG.warmup : 1, warmupSeconds: full ? 0.3 : 0, minReps: full ? 3 : 1, slowCallMs: CONFIG.slowStepMs },
+      );
+      const after = taskCpuNs();
+      const wallNs = (performance.now() - start) * 1e6;
+      return {
+        backend: label,
+        id: `${name}-${batch}`,
+        flops: stepFlops(model, batch).trainingFlops,
+        ms: t.ms,
+        minMs: t.minMs,
+        maxMs: t.maxMs,
+        calls: t.reps,
+        busyThreads: busyThreads(before, after),
+        cpuPerWall: cpuPerWall(before, after, wallNs),
+      };
+    } catch (e) {
+      return { backend: label, id: `${name}-${batch}`, flops: 0, ms: null, error: (e instanceof Error ? e.message : String(e)).split('\n')[0] };
+    } finally {
+      tf.dispose([data.xs, data.ys]);
+      optimizer.dispose();
+      model.dispose();
+    }
+  });
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const loadStart = loadavg();
+  const peers = await startPeers();
+  const report: Report = {
+    date: new Date().toISOString(),
+    command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
+    quick,
+    config: CONFIG,
+    cpus: { count: cpus().length, model: cpus()[0]?.model ?? 'unknown' },
+    loadAverage: { start: loadStart, end: [] },
+    torch: peers.one ? { one: peers.one.hello, all: peers.all?.hello ?? null } : { unavailable: peers.note },
+    environments: {},
+    rows: [],
+    roofline: { wasmSimd: null, torchGemm: null },
+    backends: [],
+    accumulation: [],
+  };
+  try {
+    const environment = await selectBackend(CONFIG.headToHead.preference, { onNotice: (m) => console.error(m) });
+    report.environments[CONFIG.headToHead.label] = describeEnvironment(environment);
+    for (const row of rows()) {
+      console.error(`bench: ${row.label}`);
+      report.rows.push(await runRow(row, peers));
+    }
+    const peak: SimdPeak | null = measureSimdPeak({ runs: quick ? 10 : 60 });
+    report.roofline.wasmSimd = peak;
+    if (peers.one) {
+      const seconds = quick ? 0.2 : 1;
+      const one = await peers.one.gemm(CONFIG.gemmSize, seconds);
+      const all = peers.all ? await peers.all.gemm(CONFIG.gemmSize, seconds) : null;
+      report.roofline.torchGemm = { size: CONFIG.gemmSize, one: Math.max(...one.gflops), all: all ? Math.max(...all.gflops) : null, busyThreads: { one: one.busyThreads, all: all?.busyThreads ?? null } };
+    }
+    for (const name of CONFIG.windowModels) {
+      console.error(`bench: accumulation cost of ${name}`);
+      report.accumulation.push(await accumulationCost(CONFIG.headToHead.label, name));
+    }
+  } finally {
+    peers.one?.close();
+    peers.all?.close();
+  }
+  for (const backend of CONFIG.otherBackends) {
+    const strict = backend.preference === 'tensorflow';
+    const environment = await selectBackend(backend.preference, { strict, onNotice: strict ? () => {} : (m) => console.error(m) }).catch(() => null);
+    if (!environment) continue; // tfjs-node does not load here
+    report.environments[backend.label] = describeEnvironment(environment);
+    console.error(`bench: ${backend.label}`);
+    report.backends.push(...backendSteps(backend.label, backend.full));
+    if (backend.full && backend.preference === 'cpu') for (const name of CONFIG.windowModels) report.accumulation.push(await accumulationCost(backend.label, name));
+  }
+  // Last: it switches this thread to wasm and starts worker threads of its own.
+  const parallel = CONFIG.parallel ? await benchParallel({ quick, torch: CONFIG.torch }) : null;
+  report.loadAverage.end = loadavg();
+
+  const lines = [
+    `Command: \`${report.command}\` on ${report.cpus.count} x ${report.cpus.model}, ${report.date}.`,
+    `Load average (1, 5, 15 min): ${loadStart.map((l) => l.toFixed(2)).join(', ')} at start, ${report.loadAverage.end.map((l) => l.toFixed(2)).join(', ')} at end.`,
+    '',
+    ...headToHeadTable(report),
+    '',
+    ...rooflineTable(report),
+    '',
+    ...accumulationTable(report),
+    '',
+    ...backendTable(report),
+    ...(parallel ? ['', parallel.text] : []),
+  ];
+  console.log(lines.join('\n'));
+  mkdirSync(dirname(CONFIG.out), { recursive: true });
+  writeFileSync(CONFIG.out, JSON.stringify({ ...report, parallel: parallel?.json ?? null, seconds: (Date.now() - started) / 1000 }, null, 2));
+  console.error(`bench: wrote ${CONFIG.out} in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+}
+
+/** The accumulator's own cost and the window's memory (src/tutorial/measure.ts), on the active backend. */
+async function accumulationCost(backend: string, name: ModelName): Promise<Report['accumulation'][number]> {
+  const { accumulationSteps: k, microBatchSize: b } = CONFIG;
+  const model = buildModel(name);
+  const microBatches = Array.from({ length: k }, (_, i) => batchOf(name, b, 10 + i));
+  const batch = batchOf(name, k * b, 20);
+  try {
+    const m = await measureAccumulation({
+      model,
+      loss: lossOf(name),
+      microBatches,
+      batch,
+      timing: { seconds: quick ? 0.3 : 1.5, warmup: CONFIG.warmup, warmupSeconds: 0.3, slowCallMs: CONFIG.slowStepMs },
+    });
+    const { window, step, ...rest } = m;
+    return { backend, model: name, ...rest, windowSpread: [window.minMs, window.maxMs], stepSpread: [step.minMs, step.maxMs] };
+  } finally {
+    tf.dispose([...microBatches.flatMap((d) => [d.xs, d.ys]), batch.xs, batch.ys]);
+    model.dispose();
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

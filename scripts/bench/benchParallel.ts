@@ -1,0 +1,126 @@
+/**
+ * Data-parallel accumulation across worker threads against the single-thread accumulator.
+ *
+ *     node --import tsx scripts/bench/benchParallel.ts            # default run, about a minute
+ *     node --import tsx scripts/bench/benchParallel.ts --quick    # smoke run: 2 timed windows
+ *
+ * A window of 8 micro-batches of 16 for the digit CNN of src/tutorial/models.ts (the bench's model:
+ * conv16+BN+pool, conv32+BN+pool, dense 10), on wasm + this project's kernels, trained by
+ * `GradientAccumulator` on the main thread and by `ParallelAccumulator` with 1 and 2 workers,
+ * each also with a reduction after every round of one micro-batch per worker (what a
+ * data-parallel loop without `no_sync` does). Every timed repetition runs one window of each in
+ * turn, so load from other processes falls on all alike; the ratio is the point, not the times.
+ * PyTorch runs the same window at 2 threads through scripts/bench/bench_torch.py when torch imports.
+ * Output: a markdown table on stdout, JSON in build/bench/parallel.json.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
+import { dirname, join } from 'node:path';
+import { selectBackend } from '../../src/backend/index';
+import { ParallelMeasurement, measureParallelWindow } from '../../src/parallel/index';
+import { cnn, median } from '../../src/tutorial/index';
+import { TorchPeer } from './benchPeer';
+
+const quick = process.argv.includes('--quick');
+const CONFIG = {
+  /** Where the JSON goes. */
+  out: process.env.BENCH_PARALLEL_OUT ?? join(__dirname, '..', '..', 'build', 'bench', 'parallel.json'),
+  accumulationSteps: 8,
+  microBatchSize: 16,
+  workers: [1, 2],
+  windows: quick ? 2 : 7,
+  warmupWindows: quick ? 1 : 2,
+  /** The speed-up issue 14 asks of 2 workers over one thread. */
+  target: 1.7,
+  torch: !process.argv.includes('--no-torch'),
+};
+
+/**
+ * PyTorch's time for the same window at two threads (the peer of scripts/bench/bench.ts, started with
+ * the libraries' own thread pools and torch.set_num_threads(2)); the median of its calls.
+ */
+async function torchWindow(seconds: number): Promise<{ windowMs: number | null; note: string }> {
+  let peer: TorchPeer | null = null;
+  try {
+    peer = await TorchPeer.start('/usr/bin/python3', 2);
+    if (!peer.hello.available) return { windowMs: null, note: `PyTorch not run: ${peer.hello.reason}` };
+    const block = await peer.time({ kind: 'window', model: 'cnn', steps: CONFIG.accumulationSteps, micro: CONFIG.microBatchSize }, seconds, 2);
+    return { windowMs: median(block.ms), note: `PyTorch ${peer.hello.torch}, 2 threads (${block.busyThreads} busy)` };
+  } catch (error) {
+    return { windowMs: null, note: `PyTorch not run: ${(error as Error).message.split('\n')[0]}` };
+  } finally {
+    peer?.close();
+  }
+}
+
+export function formatParallel(m: ParallelMeasurement, torchMs: number | null): string {
+  const rows = [
+    '| trainer | sync | window ms | x one thread | cores used | CPU ms | compute ms | transfer ms | update ms | other ms | bytes moved |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
+    `| GradientAccumulator, main thread | — | ${m.singleThreadMs.toFixed(1)} | 1 | ${m.singleThreadCoresUsed.toFixed(2)} | ${m.singleThreadCpuMs.toFixed(1)} | | | | | 0 |`,
+  ];
+  for (const p of m.parallel) {
+    const s = p.split;
+    rows.push(
+      `| ParallelAccumulator, ${p.workers} worker${p.workers > 1 ? 's' : ''} | ${p.sync === 'window' ? 'once per window' : 'every round'} | ${p.windowMs.toFixed(1)} | ${p.speedup.toFixed(2)} | ${p.coresUsed.toFixed(2)} | ${p.cpuMs.toFixed(1)} | ${s.computeMs.toFixed(1)} | ${s.transferMs.toFixed(1)} | ${s.updateMs.toFixed(1)} | ${s.otherMs.toFixed(1)} | ${p.bytes.total} |`,
+    );
+  }
+  if (torchMs !== null) rows.push(`| PyTorch, 2 threads | — | ${torchMs.toFixed(1)} | ${(m.singleThreadMs / torchMs).toFixed(2)} | | | | | | | |`);
+  return rows.join('\n');
+}
+
+/**
+ * Runs the comparison and returns its report as markdown lines and as JSON; `npm run bench` can
+ * call this and print `text` beside its own tables.
+ */
+export async function benchParallel(options: { quick?: boolean; torch?: boolean } = {}): Promise<{ text: string; json: object }> {
+  const isQuick = options.quick ?? quick;
+  const env = await selectBackend('wasm', { onNotice: () => {} });
+  const load = loadavg()[0];
+  const windows = isQuick ? 2 : CONFIG.windows;
+  const measurement = await measureParallelWindow({
+    model: () => cnn({ normalization: 'batch' }),
+    accumulationSteps: CONFIG.accumulationSteps,
+    microBatchSize: CONFIG.microBatchSize,
+    workers: CONFIG.workers,
+    windows,
+    warmupWindows: isQuick ? 1 : CONFIG.warmupWindows,
+    backend: 'wasm',
+  });
+  const torch = options.torch ?? CONFIG.torch ? await torchWindow(isQuick ? 0.3 : 1.0) : { windowMs: null, note: 'PyTorch skipped (--no-torch)' };
+  const two = measurement.parallel.find((p) => p.workers === 2 && p.sync === 'window');
+  const lines = [
+    `## Parallel accumulation: CNN, ${CONFIG.accumulationSteps} micro-batches of ${CONFIG.microBatchSize} per window`,
+    '',
+    `backend ${env.backend}, ${availableParallelism()} cores, load average ${load.toFixed(2)} at the start; ${measurement.parameters} parameters; median of ${windows} windows, wall-clock.`,
+    '',
+    formatParallel(measurement, torch.windowMs),
+    '',
+    `${torch.note}.`,
+  ];
+  if (two) {
+    lines.push(`Target: 2 workers ≥ ${CONFIG.target}x one thread: ${two.speedup.toFixed(2)}x, ${two.speedup >= CONFIG.target ? 'met' : 'not met'} in this run.`);
+    // With Linux's autogroup scheduling a busy machine shares CPU per session, not per thread:
+    // then a second thread gets no second core, and the ratio says nothing about the code.
+    if (two.coresUsed < 1.5) {
+      lines.push(`The 2-worker windows got ${two.coresUsed.toFixed(2)} cores of CPU time per second: the machine did not give this run two cores.`);
+      // A projection, not a measurement: the CPU work of a window split over two idle cores.
+      lines.push(`CPU work per window: one thread ${measurement.singleThreadCpuMs.toFixed(1)} ms, 2 workers ${two.cpuMs.toFixed(1)} ms; on 2 idle cores that would project to ${((2 * measurement.singleThreadCpuMs) / two.cpuMs).toFixed(2)}x (perfect balance assumed).`);
+    }
+  }
+  return { text: lines.join('\n'), json: { config: CONFIG, load, backend: env.backend, measurement, torch } };
+}
+
+async function main(): Promise<void> {
+  const { text, json } = await benchParallel();
+  console.log(text);
+  mkdirSync(dirname(CONFIG.out), { recursive: true });
+  writeFileSync(CONFIG.out, JSON.stringify(json, null, 2));
+}
+
+if (require.main === module) {
+  main().catch((e) => {
+    console.error(e);
+    process.exit(1);
+  });
+}

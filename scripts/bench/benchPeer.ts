@@ -1,0 +1,106 @@
+import { ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { createInterface, Interface } from 'node:readline';
+
+/**
+ * The PyTorch peer of the bench: a long-lived scripts/bench/bench_torch.py process that times blocks
+ * of steps on request, so the bench can alternate its blocks with ours (see bench_torch.py for
+ * the protocol). One process per thread setting: OpenBLAS reads its thread count from the
+ * environment once, at load.
+ */
+
+/** A training call PyTorch times: a plain step on a batch, or a window of micro-batches. */
+export type PeerCase = { kind: 'step'; model: string; batch: number } | { kind: 'window'; model: string; steps: number; micro: number };
+
+/** A timed block: wall ms of each call, this process's threads that were busy (≥25% of the busiest one's CPU time), and its CPU time over wall time. */
+export interface PeerBlock {
+  ms: number[];
+  busyThreads: number;
+  cpuPerWall: number;
+  /** CPU ms per call of the busiest thread. */
+  threadCpuMs: number;
+}
+
+/** What the peer says about itself at start. */
+export interface PeerHello {
+  available: boolean;
+  reason?: string;
+  torch?: string;
+  /** torch.get_num_threads() after set_num_threads. */
+  threads?: number;
+  /** threadpoolctl's view: each thread pool (OpenMP, OpenBLAS) and its thread count. */
+  pools?: { api: string; threads?: number; library?: string; architecture?: string; error?: string }[];
+  /** The pinning variables as the process saw them. */
+  env?: Record<string, string | null>;
+}
+
+/** The environment variables that pin each threading library torch may use. */
+export const PIN_VARIABLES = ['OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS'] as const;
+
+export class TorchPeer {
+  /** What the peer reported about itself (set by {@link TorchPeer.start}). */
+  hello: PeerHello = { available: false };
+  /** Rejects when the process fails or exits, so that no request waits forever. */
+  private readonly failed: Promise<never>;
+  private readonly lines: Interface;
+
+  private constructor(
+    private readonly child: ChildProcessWithoutNullStreams,
+    /** The thread count asked for. */
+    readonly threads: number,
+  ) {
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += String(d)));
+    this.lines = createInterface({ input: child.stdout });
+    this.failed = new Promise<never>((_, reject) => {
+      child.on('error', reject);
+      child.on('exit', (code) => reject(new Error(`bench_torch.py exited with ${code}: ${stderr.trim().split('\n').pop() ?? ''}`)));
+    });
+    this.failed.catch(() => {});
+  }
+
+  /**
+   * Starts a peer with `threads` threads: 1 pins OpenBLAS, OpenMP and MKL to one thread through
+   * the environment and torch.set_num_threads; more leaves the libraries' own defaults (every
+   * core) and sets torch's to `threads`.
+   */
+  static async start(python: string, threads: number): Promise<TorchPeer> {
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    for (const name of PIN_VARIABLES) {
+      if (threads === 1) env[name] = '1';
+      else delete env[name];
+    }
+    const peer = new TorchPeer(spawn(python, [join(__dirname, 'bench_torch.py')], { env, stdio: ['pipe', 'pipe', 'pipe'] }), threads);
+    peer.hello = (await peer.request({ op: 'hello', threads })) as PeerHello;
+    return peer;
+  }
+
+  /** Sends one command and waits for its one-line answer. */
+  async request(command: Record<string, unknown>): Promise<unknown> {
+    const answer = new Promise<string>((resolve) => this.lines.once('line', resolve));
+    this.child.stdin.write(`${JSON.stringify(command)}\n`);
+    const line = await Promise.race([answer, this.failed]);
+    const parsed = JSON.parse(line) as { error?: string };
+    if (parsed.error) throw new Error(`bench_torch.py: ${parsed.error}`);
+    return parsed;
+  }
+
+  /** Times `peerCase` for `seconds` after `warmup` calls. */
+  async time(peerCase: PeerCase, seconds: number, warmup: number): Promise<PeerBlock> {
+    return (await this.request({ op: 'time', case: peerCase, seconds, warmup })) as PeerBlock;
+  }
+
+  /** GFLOP/s of torch.mm on two size x size float32 matrices, per call. */
+  async gemm(size: number, seconds: number): Promise<{ gflops: number[]; busyThreads: number }> {
+    return (await this.request({ op: 'gemm', size, seconds })) as { gflops: number[]; busyThreads: number };
+  }
+
+  close(): void {
+    this.child.stdin.end();
+    this.child.kill();
+  }
+}
+
+/** Every core of this machine. */
+export const allCores = (): number => cpus().length;

@@ -1,0 +1,162 @@
+import type { AccumulationMeasurement } from '../../src/tutorial/index';
+import type { SimdPeak } from '../../src/backend/index';
+import type { PeerHello } from './benchPeer';
+
+/** The bench's tables, from its JSON record (build/bench/bench.json has this shape). */
+
+/** Wall-clock statistics of one contender in one row, ms per call. */
+export interface Stats {
+  ms: number;
+  minMs: number;
+  maxMs: number;
+  calls: number;
+  /** Threads of its process that ran ≥25% of the busiest one's CPU time, the most over rounds (null without /proc). */
+  busyThreads: number | null;
+  /** The process's CPU time over the wall time, median over rounds: cores kept busy on average. */
+  cpuPerWall: number | null;
+  /**
+   * CPU ms per call of the process's busiest thread, median over rounds. For a run verified to
+   * use one thread this is its time without the waits other processes caused: the steadiest
+   * number on a loaded machine (it still includes their effect on caches).
+   */
+  threadCpuMs: number | null;
+}
+
+export interface Report {
+  date: string;
+  command: string;
+  quick: boolean;
+  config: { targets: { ratio: Record<string, number>; bookkeepingShare: Record<string, number> }; accumulationSteps: number; microBatchSize: number } & Record<string, unknown>;
+  cpus: { count: number; model: string };
+  loadAverage: { start: number[]; end: number[] };
+  torch: { one: PeerHello; all: PeerHello | null } | { unavailable: string };
+  environments: Record<string, string>;
+  rows: {
+    id: string;
+    label: string;
+    flops: number;
+    ours1: Stats & { label: string; threads: number };
+    oursAll: (Stats & { label: string; threads: number }) | null;
+    torch1: Stats | null;
+    torchAll: Stats | null;
+    /** 1-minute load average before and after the row. */
+    loadAverage: number[];
+  }[];
+  roofline: { wasmSimd: SimdPeak | null; torchGemm: { size: number; one: number; all: number | null; busyThreads: { one: number; all: number | null } } | null };
+  backends: { backend: string; id: string; flops: number; ms: number | null; minMs?: number; maxMs?: number; calls?: number; busyThreads?: number | null; cpuPerWall?: number | null; error?: string }[];
+  accumulation: (Omit<AccumulationMeasurement, 'window' | 'step'> & { backend: string; model: string; windowSpread: number[]; stepSpread: number[] })[];
+}
+
+export const fmt = (v: number | null | undefined, digits = 2): string => (v === null || v === undefined || !Number.isFinite(v) ? '—' : v.toFixed(digits));
+const mib = (bytes: number): string => (bytes / 2 ** 20).toFixed(2);
+const spread = (s: Stats | null): string => (s ? `${fmt(s.ms)} (${fmt(s.minMs)}–${fmt(s.maxMs)})` : '—');
+/** "busy threads / CPU over wall", e.g. "1 / 1.02". */
+const busy = (s: Pick<Stats, 'busyThreads' | 'cpuPerWall'> | null): string =>
+  s?.busyThreads === null || s?.busyThreads === undefined ? '?' : `${s.busyThreads} / ${fmt(s.cpuPerWall)}`;
+const gflops = (flops: number, s: Stats | null): number | null => (s ? flops / s.ms / 1e6 : null);
+
+/** The PyTorch peers' thread settings as they reported them. */
+export function peerLine(report: Report, which: 'one' | 'all'): string {
+  if ('unavailable' in report.torch) return `PyTorch: skipped (${report.torch.unavailable})`;
+  const hello = which === 'one' ? report.torch.one : report.torch.all;
+  if (!hello) return 'PyTorch at every core: not started';
+  const pools = (hello.pools ?? []).map((p) => (p.error ? `threadpoolctl: ${p.error}` : `${p.api} ${p.threads}`)).join(', ');
+  const env = Object.entries(hello.env ?? {}).map(([k, v]) => `${k}=${v ?? 'unset'}`).join(' ');
+  return `torch ${hello.torch}: torch.get_num_threads() = ${hello.threads}; thread pools (threadpoolctl): ${pools}; ${env}`;
+}
+
+/** The busiest threads' CPU ms per call of both sides and their ratio. */
+function threadCell(torch: Stats | null, ours: Stats): string {
+  if (!torch || torch.threadCpuMs === null || ours.threadCpuMs === null) return '—';
+  return `${fmt(torch.threadCpuMs)}, ${fmt(ours.threadCpuMs)}, ${fmt(ours.threadCpuMs / torch.threadCpuMs)}`;
+}
+
+/** Ours against PyTorch at one thread and at every core, with the targets. */
+export function headToHeadTable(report: Report): string[] {
+  const lines = [
+    'Wall-clock ms per call: median (min–max) over rounds that alternate ours and PyTorch. "busy" is the number of threads',
+    'of each process that ran ≥25% of its busiest thread\'s CPU time, then its CPU time over wall time (/proc/self/task/*/schedstat):',
+    'the pinning, verified. Targets compare the medians. On a loaded machine the ratio of the fastest calls and that of the busiest',
+    "thread's CPU time per call (one-thread runs only) are the least disturbed estimates.",
+    `PyTorch, 1 thread: ${peerLine(report, 'one')}`,
+    `PyTorch, ${report.cpus.count} threads: ${peerLine(report, 'all')}`,
+    '',
+    `| row | PyTorch 1 thread | busy | ours 1 thread | busy | ours / PyTorch (median, min) | thread CPU ms: PyTorch, ours, ratio | target | PyTorch ${report.cpus.count} threads | busy | ours ${report.cpus.count} threads | busy | ours / PyTorch |`,
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const r of report.rows) {
+    const target = report.config.targets.ratio[r.id];
+    const ratio1 = r.torch1 ? r.ours1.ms / r.torch1.ms : null;
+    // The ratio of the fastest calls: on a loaded machine, the least disturbed estimate.
+    const ratioMin = r.torch1 ? r.ours1.minMs / r.torch1.minMs : null;
+    const verdict = target === undefined ? '' : ratio1 === null ? `≤ ${target}` : `≤ ${target} ${ratio1 <= target ? 'met' : 'missed'}`;
+    // Without a multi-core path, ours at every core is ours at one thread: say so.
+    const oursAll = r.oursAll ?? null;
+    const allCell = oursAll ? spread(oursAll) : `${spread(r.ours1)}, 1 thread (no multi-core path)`;
+    const ratioAll = r.torchAll ? (oursAll ?? r.ours1).ms / r.torchAll.ms : null;
+    lines.push(
+      `| ${r.label} | ${spread(r.torch1)} | ${busy(r.torch1)} | ${spread(r.ours1)} | ${busy(r.ours1)} | ${fmt(ratio1)} (min ${fmt(ratioMin)}) | ${threadCell(r.torch1, r.ours1)} | ${verdict} | ` +
+        `${spread(r.torchAll)} | ${busy(r.torchAll)} | ${allCell} | ${busy(oursAll ?? r.ours1)} | ${fmt(ratioAll)} |`,
+    );
+  }
+  return lines;
+}
+
+/** Useful GFLOP/s of each row against each side's peak. */
+export function rooflineTable(report: Report): string[] {
+  const peak = report.roofline.wasmSimd;
+  const gemm = report.roofline.torchGemm;
+  const lines = [
+    'Roofline, one thread. FLOPs per call: 2 x multiply-adds of the forward pass, the weight gradients and the input gradients',
+    'except the first layer\'s (src/tutorial/measure.ts, stepFlops); elementwise work is not counted.',
+    `Peaks: wasm SIMD f32x4 mul + add loop ${fmt(peak?.gflops, 1)} GFLOP/s` +
+      (peak ? `, relaxed SIMD madd ${peak.relaxedGflops === null ? 'not available in this engine (Node 20: --experimental-wasm-relaxed-simd)' : `${fmt(peak.relaxedGflops, 1)} GFLOP/s`}` : ' (no wasm SIMD)') +
+      `; PyTorch GEMM ${gemm ? `${gemm.size}x${gemm.size}` : ''} ${fmt(gemm?.one, 1)} GFLOP/s at 1 thread (busy ${gemm?.busyThreads.one ?? '?'}), ${fmt(gemm?.all ?? null, 1)} at ${report.cpus.count} (busy ${gemm?.busyThreads.all ?? '?'}).`,
+    peak && gemm
+      ? `At both peaks ours would take ${fmt(gemm.one / peak.gflops)} x PyTorch's time: the floor of the one-thread ratio for a row bound by its products.`
+      : '',
+    '',
+    '| row | MFLOP / call | PyTorch GFLOP/s | % of its GEMM peak | ours GFLOP/s | % of wasm SIMD peak |',
+    '|---|---|---|---|---|---|',
+  ];
+  for (const r of report.rows) {
+    const t = gflops(r.flops, r.torch1);
+    const o = gflops(r.flops, r.ours1);
+    lines.push(`| ${r.label} | ${fmt(r.flops / 1e6, 1)} | ${fmt(t, 1)} | ${t !== null && gemm ? fmt((100 * t) / gemm.one, 0) : '—'}% | ${fmt(o, 1)} | ${o !== null && peak ? fmt((100 * o) / peak.gflops, 0) : '—'}% |`);
+  }
+  return lines;
+}
+
+/** The accumulator's own work and the window's memory. */
+export function accumulationTable(report: Report): string[] {
+  const { accumulationSteps: k, microBatchSize: b } = report.config;
+  const lines = [
+    `Accumulation: a window of ${k} x ${b} against one step of ${k * b}, timed in turns (median wall ms); bookkeeping is the accumulator's`,
+    "own work per window (adding, the finiteness check, averaging): addGradients on fixed gradients minus the applyGradients a plain step also pays;",
+    'its share of a window is a share of CPU time (steady under load), its ms a difference of wall-clock medians.',
+    '',
+    `| model | backend | window / step (time) | bookkeeping share of a window | target | peak memory window / step | theory |`,
+    '|---|---|---|---|---|---|---|',
+  ];
+  for (const a of report.accumulation) {
+    const target = report.config.targets.bookkeepingShare[a.model];
+    const verdict = target === undefined ? '' : `≤ ${100 * target}% ${a.bookkeepingShare <= target ? 'met' : 'missed'}`;
+    lines.push(
+      `| ${a.model} | ${a.backend} | ${fmt(a.timeRatio)} (${fmt(a.windowMs)} / ${fmt(a.stepMs)} ms) | ${fmt(100 * a.bookkeepingShare, 1)}% (${fmt(a.bookkeepingMs)} ms) | ${verdict} | ` +
+        `${fmt(a.memoryRatio)} (${mib(a.peakBytes.window)} / ${mib(a.peakBytes.step)} MiB) | ${fmt(a.memoryRatioTheory)} |`,
+    );
+  }
+  lines.push('', 'Theoretical memory ratio = (peak of a plain micro-batch step + 2 x parameter bytes) / peak of the plain big step (src/tutorial/measure.ts).');
+  return lines;
+}
+
+/** Step times on the other backends. */
+export function backendTable(report: Report): string[] {
+  if (report.backends.length === 0) return [];
+  const lines = ['Other backends (not interleaved with PyTorch; median wall ms per step):', '', '| row | backend | ms / step (min–max) | busy | GFLOP/s |', '|---|---|---|---|---|'];
+  for (const s of report.backends) {
+    const cell = s.ms === null ? `fails: ${s.error}` : `${fmt(s.ms)} (${fmt(s.minMs)}–${fmt(s.maxMs)})`;
+    lines.push(`| ${s.id} | ${s.backend} | ${cell} | ${busy({ busyThreads: s.busyThreads ?? null, cpuPerWall: s.cpuPerWall ?? null })} | ${s.ms === null ? '—' : fmt(s.flops / s.ms / 1e6, 1)} |`);
+  }
+  return lines;
+}

@@ -1,0 +1,268 @@
+/**
+ * Exports the executed notebooks (from `npm run notebooks`) to a static HTML site: an index with
+ * the table of contents, one page per notebook, a search page, and the executed notebooks for
+ * download.
+ *
+ *   npm run site [-- [--in=DIR] [--out=DIR] [--source-url=URL] [--site-url=URL]]
+ *
+ * Two editions: English from `DIR` (pages at the site's root) and Chinese from `DIR/zh` (pages
+ * under `zh/`, `<html lang="zh-CN">`), when that folder holds notebooks. Every page links to its
+ * twin in the other edition (same file name; the other index when there is no twin).
+ * The pieces live in scripts/site/: html.ts (escaping by construction), render.ts (cells and
+ * outputs), plotlyBundle.ts (charts and the trace types the shipped Plotly bundle holds),
+ * layout.ts (the page frame), search.ts (the search index) and the browser files site.css,
+ * site.js and search.js. Every asset is local, so the site works from file:// and from any
+ * static server.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Notebook } from '../notebooks/nbformat';
+import { fileHref, html, trusted, type SafeHtml } from './html';
+import { failureBanner, layout, onThisPage, pager, runnerNote, SITE_TITLE, type LayoutArgs } from './layout';
+import type { ChapterPage, PageLang } from './model';
+import { PLOTLY_BUNDLE } from './plotlyBundle';
+import { createMarkdown, renderNotebook } from './render';
+import { buildSearchIndex, searchIndexScript, searchMain } from './search';
+import { liveBlocks } from './live/export';
+import { fill, ui } from './strings';
+
+/** The exporter's options; each can be set from the command line. */
+export interface ExportSiteArgs {
+  /** Folder of executed notebooks; its `zh/` subfolder, when present, is the Chinese edition. Default `build/notebooks`. */
+  inDir?: string;
+  /** Folder that receives the site; it is replaced on each export. Default `build/site`. */
+  outDir?: string;
+  /**
+   * Where the notebooks' sources are browsed, e.g. `https://github.com/o/r/blob/main/notebooks/`;
+   * each page links to `<sourceUrl><name>.ipynb`. Default: none, and pages name the source
+   * path (`notebooks/<name>.ipynb`) as text. The Chinese edition links to `<sourceUrl>zh/<name>.ipynb`.
+   */
+  sourceUrl?: string;
+  /**
+   * Where the site is published, e.g. `https://o.github.io/r/`: the head's hreflang links are
+   * then fully qualified in the HTML itself. Default: none, and each page's head gets its
+   * hreflang link from a one-line script that resolves it against the page's own URL.
+   */
+  siteUrl?: string;
+}
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const DEFAULTS = {
+  inDir: path.join(ROOT, 'build', 'notebooks'),
+  outDir: path.join(ROOT, 'build', 'site'),
+};
+const SITE_DESCRIPTION_ZH = 'TensorFlow.js 的梯度累积和小批次归一化，用可运行的 TypeScript notebook 讲解。';
+const SITE_DESCRIPTION = 'Gradient accumulation and small-batch normalization for TensorFlow.js, taught by executable TypeScript notebooks.';
+/** Marks a folder as one this exporter made, so that it may be emptied on the next export. */
+const MARKER = '.tfjs-accumulate-site';
+
+/** What the exporter wrote. */
+export interface SiteReport {
+  outDir: string;
+  index: string;
+  search: string;
+  pages: { file: string; title: string; plotlyOutputs: number }[];
+}
+
+/** Replaces `outDir` with a fresh site, refusing to empty a folder this exporter did not make. */
+function prepareOutDir(outDir: string): void {
+  if (fs.existsSync(outDir)) {
+    const entries = fs.readdirSync(outDir);
+    if (entries.length > 0 && !entries.includes(MARKER)) {
+      throw new Error(`exportSite: --out must be a new folder or one made by a previous export; ${outDir} holds other files.`);
+    }
+    fs.rmSync(outDir, { recursive: true, force: true });
+  }
+  fs.mkdirSync(path.join(outDir, 'assets'), { recursive: true });
+  fs.mkdirSync(path.join(outDir, 'notebooks'));
+  fs.writeFileSync(path.join(outDir, MARKER), 'Made by scripts/site/exportSite.ts; emptied on each export.\n');
+}
+
+function copyAssets(outDir: string): void {
+  const assets = path.join(outDir, 'assets');
+  fs.copyFileSync(require.resolve(PLOTLY_BUNDLE), path.join(assets, 'plotly.min.js'));
+  const katexDist = path.dirname(require.resolve('katex'));
+  fs.mkdirSync(path.join(assets, 'katex'));
+  fs.copyFileSync(path.join(katexDist, 'katex.min.css'), path.join(assets, 'katex', 'katex.min.css'));
+  fs.cpSync(path.join(katexDist, 'fonts'), path.join(assets, 'katex', 'fonts'), { recursive: true });
+  for (const f of ['site.css', 'site.js', 'search.js', 'tokenizers.js']) fs.copyFileSync(path.join(__dirname, f), path.join(assets, f));
+  fs.writeFileSync(path.join(outDir, 'robots.txt'), 'User-agent: *\nAllow: /\n');
+}
+
+/** One language of the site: where its notebooks are and where its pages go. */
+interface Edition {
+  lang: PageLang;
+  /** Folder of its executed notebooks. */
+  inDir: string;
+  /** Its folder in the site, '' (the root) or e.g. 'zh/'. */
+  dir: string;
+  pages: ChapterPage[];
+}
+
+/** The editions: English from `inDir`, Chinese from `inDir/zh` when that folder holds notebooks. */
+const EDITIONS: { lang: PageLang; sub: string }[] = [
+  { lang: 'en', sub: '' },
+  { lang: 'zh-CN', sub: 'zh/' },
+];
+
+function chapterFooter(e: Edition, i: number, sourceUrl: string | undefined): SafeHtml {
+  const t = ui(e.lang);
+  const p = e.pages[i];
+  const src = `notebooks/${e.dir}${p.notebook}`;
+  const source = sourceUrl ? html`<a href="${sourceUrl + e.dir + encodeURIComponent(p.notebook)}">${src}</a>` : html`<code>${src}</code>`;
+  const download = (e.dir ? '../' : '') + fileHref(`notebooks/${e.dir}${p.notebook}`);
+  return html`${pager(e.pages, i)}<p class="page-links"><a href="${download}" download>${t.download}</a> · ${t.source}: ${source}</p><p class="runner-note">${runnerNote(p)}</p>`;
+}
+
+/** A link from edition `from` to a page `file` of edition `to` (relative to `from`'s folder). */
+function crossHref(from: Edition, to: Edition, file: string): string {
+  return (from.dir ? '../' : '') + to.dir + fileHref(file);
+}
+
+/** The table of contents of an edition, as seen from a page in `from`. */
+function toc(e: Edition, from: Edition, withSections: boolean): SafeHtml[] {
+  const t = ui(e.lang);
+  return e.pages.map((p) => {
+    const href = crossHref(from, e, p.file);
+    const badge = p.runner && p.runner.status !== 'ok' ? html` <span class="badge">${t.failedBadge}</span>` : '';
+    const sections = withSections ? p.headings.filter((h) => h.level === 2) : [];
+    return html`<li><a href="${href}">${p.title}</a>${badge}${withSections && p.subtitle.value ? html`<div class="subtitle">${p.subtitle}</div>` : ''}${
+      sections.length ? html`<ul class="sections">${sections.map((s) => html`<li><a href="${`${href}#${encodeURIComponent(s.id)}`}">${s.text}</a></li>`)}</ul>` : ''
+    }</li>\n`;
+  });
+}
+
+function readEdition(inDir: string, lang: PageLang, dir: string, md: ReturnType<typeof createMarkdown>, errors: string[]): Edition {
+  const files = fs.existsSync(inDir) ? fs.readdirSync(inDir).filter((f) => f.endsWith('.ipynb')).sort() : [];
+  const pages: ChapterPage[] = [];
+  for (const f of files) {
+    const file = path.join(inDir, f);
+    try {
+      const nb = JSON.parse(fs.readFileSync(file, 'utf8')) as Notebook;
+      if (nb.nbformat !== 4 || !Array.isArray(nb.cells)) throw new Error(`nbformat must be 4; got ${String(nb.nbformat)}`);
+      pages.push(renderNotebook(file, nb, md, errors, lang));
+    } catch (e) {
+      errors.push(`${dir}${f}: ${(e as Error).message}`);
+    }
+  }
+  return { lang, inDir, dir, pages };
+}
+
+/** Exports the site. Throws with every problem found (unreadable notebooks, broken math, charts the bundle cannot draw). */
+export function exportSite(args: ExportSiteArgs = {}): SiteReport {
+  const inDir = path.resolve(args.inDir ?? DEFAULTS.inDir);
+  const outDir = path.resolve(args.outDir ?? DEFAULTS.outDir);
+  const md = createMarkdown();
+  const errors: string[] = [];
+  const editions = EDITIONS.map((e) => readEdition(path.join(inDir, e.sub), e.lang, e.sub, md, errors)).filter((e) => e.pages.length > 0 || e.dir === '');
+  if (editions[0].pages.length === 0) {
+    throw new Error(`exportSite: no executed notebooks in ${path.relative(process.cwd(), inDir) || inDir}; run \`npm run notebooks\` first.`);
+  }
+  if (errors.length > 0) throw new Error(`exportSite: ${errors.length} problem(s):\n  ${errors.join('\n  ')}`);
+
+  prepareOutDir(outDir);
+  copyAssets(outDir);
+  const report: SiteReport = { outDir, index: path.join(outDir, 'index.html'), search: path.join(outDir, 'search.html'), pages: [] };
+  for (const e of editions) {
+    const t = ui(e.lang);
+    const root = e.dir ? '../' : '';
+    const other = editions.find((o) => o !== e);
+    /** The same page in the other edition: the twin chapter, else the other edition's index. */
+    const alternate = (file: string | undefined): LayoutArgs['alternate'] => {
+      if (!other) return undefined;
+      const twin = file && (file === 'search.html' || other.pages.some((p) => p.file === file)) ? file : 'index.html';
+      return { lang: other.lang, href: crossHref(e, other, twin) };
+    };
+    const common = { lang: e.lang, root, siteUrl: args.siteUrl };
+    fs.mkdirSync(path.join(outDir, e.dir), { recursive: true });
+    fs.mkdirSync(path.join(outDir, 'notebooks', e.dir), { recursive: true });
+    // The "run it in your browser" blocks are English prose and load from assets/ relative to the
+    // page, so they join the top-level (English) edition only.
+    const live = e.dir === '' ? liveBlocks(outDir, e.pages.map((p) => p.notebook)) : e.pages.map(() => '');
+    e.pages.forEach((p, i) => {
+      fs.copyFileSync(path.join(e.inDir, p.notebook), path.join(outDir, 'notebooks', e.dir, p.notebook));
+      const page = layout({
+        ...common,
+        path: e.dir + p.file,
+        alternate: alternate(p.file),
+        title: `${p.title} · ${SITE_TITLE}`,
+        description: p.description || `${p.title}: a chapter of the ${SITE_TITLE} tutorial.`,
+        aside: onThisPage(p),
+        main: html`${failureBanner(p)}\n${p.body}${trusted(live[i])}`,
+        footer: chapterFooter(e, i, args.sourceUrl),
+        math: p.hasMath,
+      });
+      fs.writeFileSync(path.join(outDir, e.dir, p.file), page);
+      report.pages.push({ file: path.join(outDir, e.dir, p.file), title: p.title, plotlyOutputs: p.plotlyOutputs });
+    });
+    const total = e.pages.reduce((s, p) => s + (p.runner?.totalMs ?? 0), 0);
+    const description = e.lang === 'en' ? SITE_DESCRIPTION : SITE_DESCRIPTION_ZH;
+    const otherList = other
+      ? html`<section lang="${other.lang}" aria-labelledby="other-edition">
+<h2 id="other-edition">${ui(e.lang).otherEdition}</h2>
+<ul class="toc">
+${toc(other, e, false)}</ul>
+</section>`
+      : '';
+    const index = layout({
+      ...common,
+      path: `${e.dir}index.html`,
+      alternate: alternate('index.html'),
+      title: `${SITE_TITLE}: ${e.lang === 'en' ? 'the notebooks' : '教程'}`,
+      description,
+      main: html`<h1>${SITE_TITLE}</h1>
+<p>${description}${e.lang === 'en' ? ' ' : ''}${t.indexLead}</p>
+<h2 id="contents">${t.contents}</h2>
+<ul class="toc">
+${toc(e, e, true)}</ul>
+${otherList}`,
+      footer: html`<p class="runner-note">${fill(t.indexFooter, { n: e.pages.length, s: (total / 1000).toFixed(1) })}</p>`,
+      math: false,
+    });
+    fs.writeFileSync(path.join(outDir, e.dir, 'index.html'), index);
+    const indexScript = `assets/search-index${e.dir ? `.${e.lang}` : ''}.js`;
+    fs.writeFileSync(path.join(outDir, indexScript), searchIndexScript(buildSearchIndex(e.pages)));
+    const search = layout({
+      ...common,
+      path: `${e.dir}search.html`,
+      alternate: alternate('search.html'),
+      title: `${t.searchTitle} · ${SITE_TITLE}`,
+      description: e.lang === 'en' ? `Search the ${SITE_TITLE} tutorial's prose, code and outputs.` : `搜索 ${SITE_TITLE} 教程的正文、代码和输出。`,
+      main: searchMain(e.lang),
+      footer: html`<nav class="pager" aria-label="${t.chapters}"><a href="index.html">${t.contents}</a></nav>`,
+      math: false,
+      headerSearch: false,
+      scripts: [indexScript, 'assets/tokenizers.js', 'assets/search.js'],
+    });
+    fs.writeFileSync(path.join(outDir, e.dir, 'search.html'), search);
+  }
+  return report;
+}
+
+function parseArgs(argv: string[]): ExportSiteArgs {
+  const args: ExportSiteArgs = {};
+  for (const arg of argv) {
+    const [flag, value] = arg.split(/=(.*)/s, 2);
+    if (flag === '--in' && value) args.inDir = value;
+    else if (flag === '--out' && value) args.outDir = value;
+    else if (flag === '--source-url' && value) args.sourceUrl = value;
+    else if (flag === '--site-url' && value) args.siteUrl = value.endsWith('/') ? value : `${value}/`;
+    else throw new Error(`exportSite: unknown argument ${arg}; accepted: --in=DIR (executed notebooks), --out=DIR (the site), --source-url=URL (where notebooks/ is browsed), --site-url=URL (where the site is published).`);
+  }
+  return args;
+}
+
+function main(): void {
+  try {
+    const report = exportSite(parseArgs(process.argv.slice(2)));
+    const figures = report.pages.reduce((s, p) => s + p.plotlyOutputs, 0);
+    const zh = report.pages.filter((p) => path.basename(path.dirname(p.file)) === 'zh').length;
+    console.log(`Site: ${report.pages.length - zh} English and ${zh} Chinese page(s), an index and a search page per edition, ${figures} Plotly chart(s).`);
+    console.log(`Open ${path.relative(process.cwd(), report.index) || report.index}  (file://${report.index})`);
+  } catch (e) {
+    console.error((e as Error).message);
+    process.exit(1);
+  }
+}
+
+if (require.main === module) main();

@@ -1,0 +1,106 @@
+import { activationPatches } from './activation';
+import { addCheckedPatches } from './addChecked';
+import { batchNormPatches } from './batchNorm';
+import { batchNormGradientPatch, batchNormGradPatches } from './batchNormGrad';
+import { broadcastBinaryPatches } from './broadcastBinary';
+import { conv2dPatches } from './conv2d';
+import { conv2dBackpropFilterPatches } from './conv2dBackpropFilter';
+import { conv2dBackpropInputPatches } from './conv2dBackpropInput';
+import { depthwiseConv2dGradPatches } from './depthwiseConv2dGrad';
+import { fusedGradientPatches, noteFusedAttrsEverywhere, restoreFusedKernels } from './fusedGradients';
+import { identityPatches } from './identity';
+import { leadingAxisReducePatches } from './leadingAxisReduce';
+import { matMulPatches } from './matMul';
+import { reduceGradientPatches } from './reduceGrad';
+import { maxPoolGradPatches } from './maxPoolGrad';
+import {
+  GradientPatch,
+  installGradients,
+  installKernels,
+  KernelPatch,
+  listInstalledGradients,
+  listInstalledKernels,
+  uninstallKernels,
+} from './registry';
+import { tilePatches } from './tile';
+import { clearWeightCache } from './weightCache';
+
+/**
+ * The project's replacement kernels for tfjs's pure-JS `cpu` and WebAssembly `wasm` backends:
+ * what makes training on them fast enough to use. See each file for what it replaces and why.
+ */
+
+/** The backends that have replacement kernels. */
+export const FAST_KERNEL_BACKENDS = ['wasm', 'cpu'] as const;
+export type FastKernelBackend = (typeof FAST_KERNEL_BACKENDS)[number];
+
+const ALL_PATCHES: KernelPatch[] = [
+  ...matMulPatches,
+  ...conv2dPatches,
+  ...conv2dBackpropFilterPatches,
+  ...conv2dBackpropInputPatches,
+  ...depthwiseConv2dGradPatches,
+  ...maxPoolGradPatches,
+  ...tilePatches,
+  ...batchNormPatches,
+  ...batchNormGradPatches,
+  ...leadingAxisReducePatches,
+  ...identityPatches,
+  ...broadcastBinaryPatches,
+  ...activationPatches,
+  ...addCheckedPatches,
+];
+
+/** One replaced or added kernel, as the environment report lists it. */
+export interface KernelReplacement {
+  /** tfjs kernel name (or, for a gradient, `"gradient of <kernel>"`). */
+  kernel: string;
+  /** Backend it applies to (`"all"` for a gradient, which tfjs shares across backends). */
+  backend: string;
+  /** What it does differently from the stock kernel. */
+  description: string;
+}
+
+/** The replacement kernels available for a backend (installed or not). */
+export function fastKernelPatches(backendName: FastKernelBackend): KernelPatch[] {
+  return ALL_PATCHES.filter((p) => p.backendName === backendName);
+}
+
+/**
+ * Registers the replacement kernels for `backendName` (`"wasm"` or `"cpu"`), and the fused
+ * BatchNorm, fused matMul and conv2d, Sum and Mean gradients that use them. Idempotent; the stock kernels stay reachable for the cases
+ * a replacement does not cover, and `uninstallFastKernels` restores them.
+ */
+export function installFastKernels(backendName: FastKernelBackend): KernelReplacement[] {
+  if (!FAST_KERNEL_BACKENDS.includes(backendName)) {
+    throw new Error(`installFastKernels: backendName must be one of ${FAST_KERNEL_BACKENDS.map((b) => `"${b}"`).join(', ')}; got ${JSON.stringify(backendName)}.`);
+  }
+  // Before our patches, so that the stock kernels they replace and restore note their attributes.
+  noteFusedAttrsEverywhere();
+  installKernels(fastKernelPatches(backendName));
+  installGradients([batchNormGradientPatch, ...fusedGradientPatches, ...reduceGradientPatches]);
+  return installedFastKernels(backendName);
+}
+
+/**
+ * Restores the stock kernels of one backend, or of every backend when left out, and frees the
+ * cached derived weights. The gradient replacements are removed once no backend uses them.
+ */
+export function uninstallFastKernels(backendName?: FastKernelBackend): void {
+  uninstallKernels(backendName);
+  // The fused-product gradient is gone with the last backend's kernels: so are its notes.
+  if (listInstalledKernels().length === 0) restoreFusedKernels();
+  clearWeightCache();
+}
+
+/** The replacements currently installed, optionally for one backend. */
+export function installedFastKernels(backendName?: string): KernelReplacement[] {
+  const kernels = listInstalledKernels(backendName).map((p) => ({ kernel: p.kernelName, backend: p.backendName, description: p.description }));
+  const gradients = listInstalledGradients().map((g: GradientPatch) => ({ kernel: `gradient of ${g.kernelName}`, backend: 'all', description: g.description }));
+  return [...kernels, ...(kernels.length > 0 ? gradients : [])];
+}
+
+export { clearWeightCache, weightCacheSize } from './weightCache';
+export { BATCH_NORM_GRAD } from './batchNormGrad';
+export { addChecked, ADD_CHECKED } from '../../core/addChecked';
+export type { CheckedSum } from '../../core/addChecked';

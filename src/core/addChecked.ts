@@ -1,0 +1,57 @@
+import * as tf from '@tensorflow/tfjs';
+import { argumentError, verbatim } from './errors';
+
+/**
+ * An accumulator's micro-step in one pass over the weights: the new running sum
+ * `sum + weight · gradient` and the check that every element of it is finite.
+ *
+ * As tfjs ops this is an add (after a multiply when the weight is not 1) and then a reduction
+ * that reads the result again, two or three kernels and passes per weight. Here one kernel reads
+ * the sum and the gradient once, writes the new sum, and adds `x − x` of each new element into
+ * the check: exactly 0 when every element is finite, NaN as soon as one is ±Infinity or NaN
+ * (∞ − ∞ = NaN), whatever the magnitudes (a plain sum of the values could overflow to ∞ from
+ * finite values). The one-pass kernels live with the backend's (src/backend/kernels/addChecked.ts: WebAssembly
+ * SIMD on wasm, a JS loop on cpu) and are found by name in tfjs's kernel registry, so the core
+ * never imports them; without them (any other backend, or before `installFastKernels`) the same
+ * arithmetic runs as tfjs ops.
+ *
+ * Exact: the same float32 multiply and add as `tf.add(sum, tf.mul(gradient, weight))` (or
+ * `tf.mul(gradient, weight)` without a sum), so the sums are bit-identical.
+ */
+
+/** The kernel's name in tfjs's registry. */
+export const ADD_CHECKED = 'TfjsAccumulateAddChecked';
+
+/** The result of {@link addChecked}. */
+export interface CheckedSum {
+  /** `sum + weight · gradient` (or `weight · gradient` without a sum), float32, the gradient's shape. */
+  sum: tf.Tensor;
+  /** A float32 scalar: 0 when every element of `sum` is finite, NaN otherwise. */
+  check: tf.Scalar;
+}
+
+/**
+ * Adds `weight · gradient` into `sum` (null: start a new sum) and checks the result for
+ * non-finite values, in one pass where the active backend has the kernel (wasm, cpu with the
+ * fast kernels installed), as tfjs ops elsewhere. Pure: neither input is changed or disposed.
+ *
+ * An accumulator checks several weights at once by adding their checks (`tf.addN`): the total is
+ * 0 when all are finite, NaN otherwise.
+ */
+export function addChecked(sum: tf.Tensor | null, gradient: tf.Tensor, weight = 1): CheckedSum {
+  if (!(gradient instanceof tf.Tensor)) throw argumentError('addChecked', 'gradient', 'a tf.Tensor', gradient);
+  if (sum !== null && !(sum instanceof tf.Tensor && tf.util.arraysEqual(sum.shape, gradient.shape))) {
+    throw argumentError('addChecked', 'sum', `null or a tf.Tensor of the gradient's shape [${gradient.shape}]`, sum instanceof tf.Tensor ? verbatim(`a tensor of shape [${sum.shape}]`) : sum);
+  }
+  if (typeof weight !== 'number' || !Number.isFinite(weight)) throw argumentError('addChecked', 'weight', 'a finite number', weight);
+  if (gradient.dtype === 'float32' && (sum === null || sum.dtype === 'float32') && tf.getKernel(ADD_CHECKED, tf.getBackend())) {
+    const inputs: tf.NamedTensorMap = sum === null ? { gradient } : { sum, gradient };
+    const [out, check] = tf.engine().runKernel(ADD_CHECKED, inputs, { weight }) as unknown as [tf.Tensor, tf.Scalar];
+    return { sum: out, check };
+  }
+  return tf.tidy(() => {
+    const scaled = weight === 1 ? tf.cast(gradient, 'float32') : tf.mul(gradient, weight);
+    const out = sum === null ? (weight === 1 ? tf.clone(scaled) : scaled) : tf.add(sum, scaled);
+    return { sum: out, check: tf.sum(tf.sub(out, out)) as tf.Scalar };
+  });
+}

@@ -1,0 +1,23 @@
+/**
+ * `tfjs-accumulate/tutorial`: what the notebooks, scripts and the site use around the library:
+ * the article's setup and models, the data (synthetic and MNIST), measurement, the charts and
+ * their notebook display, and the normalization experiment. It is scaffolding for the tutorial,
+ * not the library's API, so it may change with the chapters.
+ */
+export { simpleNet, mlp, cnn, NORMALIZATIONS, ARTICLE_SETUP } from './models';
+export type { SimpleNetArgs, DigitModelArgs, NormalizationKind } from './models';
+export { syntheticMicroBatches, syntheticBatch, splitIntoMicroBatches } from './data/synthetic';
+export type { MicroBatch, SyntheticDataArgs } from './data/synthetic';
+export { loadMnist, mnistMicroBatches } from './data/mnist';
+export type { MnistData, MnistSplit, MnistArgs, MicroBatchIteratorArgs } from './data/mnist';
+export { seededRandom, seededNormal, shuffledIndices } from './data/random';
+export { measureAccumulation, median, peakBytesAbove, stepFlops, timeCall, timeCalls } from './measure';
+export { timeTrainingStep } from './stepTimer';
+export type { TimeTrainingStepArgs } from './stepTimer';
+export { weightsOf, maxRelativeDifference } from './weights';
+export type { WeightSnapshot } from './weights';
+export type { AccumulationMeasurement, MeasureAccumulationArgs, TimeCallArgs, Timing } from './measure';
+export { lineChart, barChart, baseLayout, PALETTE, PLOTLY_MIME, figureBundle, showFigure, figureText, figureSvg, showTable, tableBundle } from './plot';
+export type { PlotlyFigure, PlotlyTrace, Series, LineChartArgs, BarChartArgs, DisplayBundle, TableRow, TableArgs, TableBundle } from './plot';
+export { runNormExperiment, batchStatisticsDeviation, testErrorOf, testErrorSpread, NORM_EXPERIMENT_PRESETS, WU_HE_2018 } from './experiments/normExperiment';
+export type { NormExperimentArgs, NormExperimentProgress, NormExperimentResult, NormRunRecord, NormSummaryRow, StatisticsDeviation } from './experiments/normExperiment';

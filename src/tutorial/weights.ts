@@ -1,0 +1,55 @@
+import * as tf from '@tensorflow/tfjs';
+import { argumentError } from '../core/errors';
+
+/**
+ * Snapshots of a model's weights and the one comparison the whole project uses to call two sets
+ * of weights equal. Plain host arrays, so a snapshot survives the model it came from.
+ */
+
+/** A copy of weight values, one array per weight, in the order the model lists them. */
+export type WeightSnapshot = Float32Array[];
+
+/**
+ * Copies the current values of a model's weights (all of them, trainable or not, as
+ * `model.weights` lists them), or of a list of variables.
+ *
+ * Note: this reads every weight back to the host, once; use it to check results, not inside a
+ * training loop.
+ */
+export function weightsOf(source: tf.LayersModel | readonly (tf.Variable | { read(): tf.Tensor })[]): WeightSnapshot {
+  const list = source instanceof tf.LayersModel ? source.weights : source;
+  if (!Array.isArray(list)) {
+    throw argumentError('weightsOf', 'source', 'a tf.LayersModel or an array of variables', source);
+  }
+  return list.map((w, i) => {
+    const tensor = w instanceof tf.Tensor ? w : typeof w?.read === 'function' ? w.read() : null;
+    if (!(tensor instanceof tf.Tensor) || tensor.isDisposed) {
+      throw argumentError('weightsOf', `source[${i}]`, 'a live tf.Variable or LayerVariable', w);
+    }
+    return Float32Array.from(tensor.dataSync() as ArrayLike<number>);
+  });
+}
+
+/**
+ * `max |a − b| / max |b|` over every value of every weight: the difference relative to the
+ * largest weight of the reference `b`. This is the measure behind every "equal within 1e-5"
+ * in the tests and notebooks; it is 0 for identical snapshots and does not blow up where a
+ * single weight happens to be near zero, as an element-wise relative difference would.
+ *
+ * @throws If the snapshots do not have the same number of weights and values per weight.
+ */
+export function maxRelativeDifference(a: readonly ArrayLike<number>[], b: readonly ArrayLike<number>[]): number {
+  if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length || a.some((w, i) => w?.length !== b[i]?.length)) {
+    throw argumentError('maxRelativeDifference', '(a, b)', 'two snapshots of the same weights (same count and sizes, e.g. from weightsOf)', a);
+  }
+  let diff = 0;
+  let scale = 0;
+  a.forEach((values, i) => {
+    for (let k = 0; k < values.length; k++) {
+      diff = Math.max(diff, Math.abs(values[k] - b[i][k]));
+      scale = Math.max(scale, Math.abs(b[i][k]));
+    }
+  });
+  if (diff === 0) return 0;
+  return diff / scale;
+}

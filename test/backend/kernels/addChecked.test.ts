@@ -1,0 +1,93 @@
+import * as tf from '@tensorflow/tfjs';
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { addChecked, ADD_CHECKED, uninstallFastKernels } from '../../../src/backend/kernels';
+import { expectNoLeak, FAST_BACKENDS, randomTensor, useBackend } from '../../helpers/kernelParity';
+
+/** The ops the kernel replaces, as an accumulator wrote them. */
+function reference(sum: tf.Tensor | null, gradient: tf.Tensor, weight: number): tf.Tensor {
+  const scaled = weight === 1 ? gradient.clone() : tf.mul(gradient, weight);
+  return sum === null ? scaled : tf.add(sum, scaled);
+}
+
+// Sizes with and without a tail past the last whole SIMD vector, and a scalar.
+const SHAPES = [[784, 256], [10, 7], [3], []];
+
+test('addChecked gives bit-identical sums to tf.add(sum, tf.mul(gradient, weight)), with a zero check', async () => {
+  for (const backend of FAST_BACKENDS) {
+    for (const fast of [true, false]) {
+      await useBackend(backend, fast);
+      assert.equal(tf.getKernel(ADD_CHECKED, backend) !== undefined, fast, 'the kernel is there exactly when installed');
+      for (const [i, shape] of SHAPES.entries()) {
+        for (const weight of [1, 0.37, 16]) {
+          for (const withSum of [true, false]) {
+            const sum = withSum ? randomTensor(shape, i) : null;
+            const gradient = randomTensor(shape, 100 + i);
+            const { sum: out, check } = addChecked(sum, gradient, weight);
+            const expected = reference(sum, gradient, weight);
+            const label = `${backend}${fast ? ' + kernels' : ''} [${shape}] weight ${weight}${withSum ? '' : ' without sum'}`;
+            assert.deepEqual(out.shape, shape, label);
+            assert.deepEqual(out.dataSync(), expected.dataSync(), label);
+            assert.equal(check.dataSync()[0], 0, `${label}: finite`);
+            tf.dispose([sum as tf.Tensor, gradient, out, check, expected]);
+          }
+        }
+      }
+    }
+  }
+});
+
+test('the check is NaN for any infinity or NaN, wherever it sits, and 0 for huge finite values', async () => {
+  for (const backend of FAST_BACKENDS) {
+    for (const fast of [true, false]) {
+      await useBackend(backend, fast);
+      const n = 1031; // 257 vectors and a tail of 3
+      for (const [position, bad] of [[0, Infinity], [517, -Infinity], [1029, NaN], [1030, Infinity]] as const) {
+        const values = new Float32Array(n).fill(1);
+        values[position] = bad;
+        const gradient = tf.tensor1d(values);
+        const { sum, check } = addChecked(tf.zeros([n]), gradient);
+        assert.ok(Number.isNaN(check.dataSync()[0]), `${backend}${fast ? ' + kernels' : ''}: ${bad} at ${position}`);
+        tf.dispose([sum, check, gradient]);
+      }
+      // 3e38 + 3e38 overflows a plain sum of the values; the check must not call it non-finite.
+      const big = tf.fill([n], 3e38);
+      const { sum, check } = addChecked(null, big);
+      assert.equal(check.dataSync()[0], 0, `${backend}: finite values near the float32 maximum`);
+      tf.dispose([sum, check]);
+      // The sum itself overflowing to infinity is caught.
+      const twice = addChecked(big, big);
+      assert.ok(Number.isNaN(twice.check.dataSync()[0]), `${backend}: 3e38 + 3e38 overflows`);
+      tf.dispose([big, twice.sum, twice.check]);
+    }
+  }
+});
+
+test('addChecked rejects bad input with named errors and leaves the inputs alone', async () => {
+  await useBackend('wasm', true);
+  const g = tf.ones([2, 3]);
+  const before = tf.memory().numTensors;
+  assert.throws(() => addChecked(null, [1, 2] as never), /addChecked: gradient must be a tf.Tensor/);
+  assert.throws(() => addChecked(tf.ones([3, 2]), g), /addChecked: sum must be null or a tf.Tensor of the gradient's shape \[2,3\]; got a tensor of shape \[3,2\]/);
+  assert.throws(() => addChecked(null, g, Number.NaN), /addChecked: weight must be a finite number/);
+  assert.equal(tf.memory().numTensors, before + 1, 'only the rejected [3, 2] sum argument was made');
+  tf.dispose(g);
+});
+
+test('addChecked leaks no tensor on any backend', async () => {
+  for (const backend of FAST_BACKENDS) {
+    for (const fast of [true, false]) {
+      await useBackend(backend, fast);
+      const sum = randomTensor([300, 7], 1);
+      const gradient = randomTensor([300, 7], 2);
+      await expectNoLeak('addChecked', async () => {
+        const a = addChecked(sum, gradient, 0.5);
+        const b = addChecked(null, gradient);
+        await a.check.data();
+        tf.dispose([a.sum, a.check, b.sum, b.check]);
+      });
+      tf.dispose([sum, gradient]);
+    }
+  }
+  uninstallFastKernels();
+});

@@ -1,0 +1,132 @@
+import * as tf from '@tensorflow/tfjs';
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { BACKEND_ENV_VAR, describeEnvironment, selectBackend } from '../../src/backend/selectBackend';
+import { installedFastKernels } from '../../src/backend/kernels';
+
+const tfjsNodeInstalled = (() => {
+  try {
+    require.resolve('@tensorflow/tfjs-node');
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/** Collects notices instead of printing them. */
+function collector(): { notices: string[]; onNotice: (m: string) => void } {
+  const notices: string[] = [];
+  return { notices, onNotice: (m) => notices.push(m) };
+}
+
+test('with no preference it picks tfjs-node, else wasm with the project kernels and a one-line notice', async () => {
+  const { notices, onNotice } = collector();
+  const report = await selectBackend(undefined, { env: {}, onNotice });
+  assert.equal(report.requested, 'auto');
+  assert.equal(report.source, 'default');
+  if (tfjsNodeInstalled) {
+    assert.equal(report.backend, 'tensorflow');
+    return;
+  }
+  assert.equal(report.backend, 'wasm');
+  assert.equal(tf.getBackend(), 'wasm');
+  assert.ok(report.fastKernels);
+  assert.equal(report.tfjsNode.available, false);
+  assert.match(report.tfjsNode.reason ?? '', /Cannot find module '@tensorflow\/tfjs-node'/);
+  assert.equal(notices.length, 1);
+  assert.doesNotMatch(notices[0], /\n/, 'a notice is one line');
+  assert.match(notices[0], /tensorflow backend unavailable .*trying wasm/);
+  assert.equal(report.wasm.simd, true, 'Node 20 runs WebAssembly SIMD');
+  assert.ok(report.kernelsReplaced.some((k) => k.kernel === 'Conv2DBackpropFilter' && k.backend === 'wasm'));
+  assert.deepEqual(report.notices, notices);
+});
+
+test('a bad preference is rejected, naming the parameter and the accepted values', async () => {
+  await assert.rejects(selectBackend('gpu' as never), /selectBackend: preference must be one of "auto", "tensorflow", "wasm", "cpu", "wasm-stock", "cpu-stock", or left out; got "gpu"/);
+  await assert.rejects(selectBackend(undefined, { env: { [BACKEND_ENV_VAR]: 'fast' } }), /selectBackend: the TFJS_ACCUMULATE_BACKEND environment variable must be one of .*"cpu-stock", or unset; got "fast"/);
+});
+
+test('the environment variable chooses the backend, and an argument overrides it', async () => {
+  const fromEnv = await selectBackend(undefined, { env: { [BACKEND_ENV_VAR]: 'cpu' } });
+  assert.equal(fromEnv.backend, 'cpu');
+  assert.equal(fromEnv.source, 'environment');
+  assert.ok(installedFastKernels('cpu').length > 0);
+  const fromArgument = await selectBackend('wasm', { env: { [BACKEND_ENV_VAR]: 'cpu' } });
+  assert.equal(fromArgument.backend, 'wasm');
+  assert.equal(fromArgument.source, 'argument');
+});
+
+test('stock variants run tfjs kernels only', async () => {
+  const cpu = await selectBackend('cpu-stock');
+  assert.equal(cpu.backend, 'cpu');
+  assert.equal(cpu.fastKernels, false);
+  assert.deepEqual(cpu.kernelsReplaced, []);
+  assert.deepEqual(installedFastKernels('cpu'), []);
+  const wasm = await selectBackend('wasm-stock');
+  assert.equal(wasm.backend, 'wasm');
+  assert.equal(tf.getKernel('Conv2DBackpropFilter', 'wasm'), undefined, 'stock wasm has no filter gradient');
+  // Selecting the fast variant again brings the kernels back.
+  await selectBackend('wasm');
+  assert.ok(tf.getKernel('Conv2DBackpropFilter', 'wasm'));
+});
+
+test('a broken tfjs-node costs one notice and the selection falls through to wasm', async () => {
+  const { notices, onNotice } = collector();
+  const report = await selectBackend('tensorflow', {
+    onNotice,
+    loadTfjsNode: () => {
+      throw new Error('libtensorflow.so.2: cannot open shared object file: No such file or directory\n    at Module._extensions');
+    },
+  });
+  assert.equal(report.backend, 'wasm');
+  assert.equal(report.tfjsNode.reason, 'libtensorflow.so.2: cannot open shared object file: No such file or directory');
+  assert.equal(notices.length, 1);
+  assert.match(notices[0], /^tfjs-accumulate: tensorflow backend unavailable \(.*libtensorflow.*\); trying wasm\.$/);
+});
+
+test('a tfjs-node that loads without registering its backend also falls through', async () => {
+  const { notices, onNotice } = collector();
+  const report = await selectBackend('tensorflow', { onNotice, loadTfjsNode: () => ({}) });
+  assert.equal(report.backend, 'wasm');
+  assert.match(notices[0], /no "tensorflow" backend was registered/);
+});
+
+test('strict makes an unavailable requested backend an error', async () => {
+  await assert.rejects(
+    selectBackend('tensorflow', { strict: true, loadTfjsNode: () => { throw new Error('not here'); } }),
+    /selectBackend: the tensorflow backend could not start: @tensorflow\/tfjs-node did not load: not here/,
+  );
+});
+
+test('describeEnvironment prints the backend, versions, wasm features and replaced kernels', async () => {
+  const report = await selectBackend('wasm');
+  const text = describeEnvironment(report);
+  assert.match(text, /^backend: wasm \+ tfjs-accumulate kernels \(requested "wasm" by argument\)/);
+  assert.match(text, /tfjs 4\.22\.0 \(core 4\.22\.0\), tfjs-backend-wasm 4\.22\.0/);
+  assert.match(text, /wasm: SIMD yes/);
+  assert.match(text, /Conv2DBackpropFilter \[wasm\]: added/);
+});
+
+test('describeEnvironment names the runtime: Node under Node, Deno with its own version under Deno', async () => {
+  const report = await selectBackend('cpu');
+  // This test runs under Node, where there is no Deno version to report.
+  assert.equal(report.runtime.deno, null);
+  assert.equal(report.runtime.node, process.versions.node);
+  assert.match(describeEnvironment(report), new RegExp(`^runtime: Node ${process.versions.node} on ${process.platform} ${process.arch}, \\d+ CPUs$`, 'm'));
+  // Deno's process.versions.node is its Node compatibility level, not Deno's version.
+  const underDeno = { ...report, runtime: { ...report.runtime, node: '26.3.0', deno: '2.9.6' } };
+  assert.match(describeEnvironment(underDeno), /^runtime: Deno 2\.9\.6 \(Node compatibility 26\.3\.0\) on /m);
+  assert.doesNotMatch(describeEnvironment(underDeno), /runtime: Node/);
+});
+
+test('training works after selection on every fast and stock backend', async () => {
+  for (const preference of ['wasm', 'cpu', 'cpu-stock', 'wasm-stock'] as const) {
+    await selectBackend(preference);
+    const w = tf.variable(tf.zeros([3, 1]));
+    const x = tf.ones([4, 3]);
+    tf.train.sgd(0.1).minimize(() => tf.mean(tf.square(tf.sub(tf.matMul(x, w), 1))) as tf.Scalar);
+    // d/dw mean((x·w − 1)^2) at w = 0 is −2 per weight, so one step of 0.1 gives 0.2.
+    assert.deepEqual(Array.from(await w.data()).map((v) => Math.round(v * 1e6) / 1e6), [0.2, 0.2, 0.2], preference);
+    tf.dispose([w, x]);
+  }
+});

@@ -1,0 +1,46 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+// A smoke run of the benchmark on the smallest model, without the PyTorch peer (test/scripts/
+// benchPeer.test.ts covers it): checks the JSON and the tables it writes, not timings.
+test('bench --quick writes rows with spread, threads, load and a roofline', () => {
+  const out = join(mkdtempSync(join(tmpdir(), 'bench-')), 'bench.json');
+  const run = spawnSync(process.execPath, ['--import', 'tsx', join(__dirname, '..', '..', '..', 'scripts', 'bench', 'bench.ts'), '--quick', '--models=simpleNet', '--backends=wasm-stock', '--no-torch'], {
+    encoding: 'utf8',
+    env: { ...process.env, BENCH_OUT: out },
+    timeout: 300_000,
+  });
+  assert.equal(run.status, 0, run.stderr);
+  assert.match(run.stdout, /\| SimpleNet 10-1, step of 64 \| — \| \? \| [0-9.]+ \([0-9.]+–[0-9.]+\) \| \d+ \/ [0-9.]+ \|/);
+  assert.match(run.stdout, /Peaks: wasm SIMD f32x4 mul \+ add loop [0-9.]+ GFLOP\/s/);
+  const result = JSON.parse(readFileSync(out, 'utf8'));
+  assert.equal(result.quick, true);
+  assert.deepEqual(result.torch, { unavailable: 'disabled by --no-torch' });
+  assert.equal(result.loadAverage.start.length, 3);
+  assert.equal(result.loadAverage.end.length, 3);
+  assert.deepEqual(result.rows.map((r: { id: string }) => r.id), ['simpleNet-64', 'simpleNet-window-4x16']);
+  for (const r of result.rows) {
+    const s = r.ours1;
+    assert.ok(s.minMs <= s.ms && s.ms <= s.maxMs && s.calls >= 2, JSON.stringify(s));
+    assert.equal(s.threads, 1);
+    // tfjs's wasm backend runs on the main thread (V8's garbage collector may show beside it).
+    if (s.busyThreads !== null) assert.ok(s.busyThreads >= 1 && s.cpuPerWall > 0, JSON.stringify(s));
+    assert.equal(r.torch1, null);
+    assert.equal(r.oursAll, null, 'no multi-core path yet');
+    assert.equal(r.loadAverage.length, 2);
+  }
+  assert.equal(result.rows[0].flops, 2 * 64 * 2 * 10, 'SimpleNet: forward and weight gradient of a 10 -> 1 layer');
+  assert.ok(result.roofline.wasmSimd.gflops > 0);
+  assert.deepEqual(result.backends.map((s: { backend: string }) => s.backend), ['wasm (stock)']);
+  assert.equal(result.accumulation.length, 1, 'accumulation cost on the head-to-head backend');
+  const a = result.accumulation[0];
+  assert.equal(a.model, 'simpleNet');
+  for (const key of ['windowMs', 'stepMs', 'timeRatio', 'memoryRatio', 'memoryRatioTheory', 'parameterBytes']) assert.ok(a[key] > 0, `${key} = ${a[key]}`);
+  assert.ok(a.bookkeepingShare >= 0 && a.bookkeepingShare < 1);
+  assert.equal(a.parameterBytes, (10 + 1) * 4, 'SimpleNet has 10 weights and a bias');
+  assert.match(result.environments['wasm + kernels'], /^backend: wasm \+ tfjs-accumulate kernels/);
+});

@@ -1,0 +1,37 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { test } from 'node:test';
+import { TorchPeer } from '../../../scripts/bench/benchPeer';
+
+const python = '/usr/bin/python3';
+const hasTorch = spawnSync(python, ['-c', 'import torch'], { encoding: 'utf8' }).status === 0;
+const skip = hasTorch ? false : 'python3-torch is not installed (npm run bench:deps installs it)';
+
+test('the one-thread PyTorch peer is pinned, and its timing shows one busy thread', { skip, timeout: 120_000 }, async () => {
+  const peer = await TorchPeer.start(python, 1);
+  try {
+    assert.equal(peer.hello.available, true);
+    assert.equal(peer.hello.threads, 1);
+    assert.deepEqual(peer.hello.env, { OPENBLAS_NUM_THREADS: '1', OMP_NUM_THREADS: '1', MKL_NUM_THREADS: '1' });
+    for (const pool of peer.hello.pools ?? []) if (pool.threads !== undefined) assert.equal(pool.threads, 1, JSON.stringify(pool));
+    // A GEMM big enough that a second OpenBLAS thread would show.
+    const gemm = await peer.gemm(512, 0.3);
+    assert.equal(gemm.busyThreads, 1);
+    const block = await peer.time({ kind: 'step', model: 'mlp', batch: 64 }, 0.2, 2);
+    assert.ok(block.ms.length >= 3 && block.ms.every((ms) => ms > 0));
+    assert.equal(block.busyThreads, 1);
+  } finally {
+    peer.close();
+  }
+});
+
+test('the all-cores peer leaves the libraries their defaults', { skip, timeout: 120_000 }, async () => {
+  const peer = await TorchPeer.start(python, 2);
+  try {
+    assert.equal(peer.hello.threads, 2);
+    assert.deepEqual(peer.hello.env, { OPENBLAS_NUM_THREADS: null, OMP_NUM_THREADS: null, MKL_NUM_THREADS: null });
+    await assert.rejects(peer.request({ op: 'nonsense' }), /unknown op 'nonsense'/);
+  } finally {
+    peer.close();
+  }
+});
