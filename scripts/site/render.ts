@@ -12,6 +12,7 @@ import { PLOTLY_MIME, type PlotlyFigure } from '../../src/tutorial/index';
 import { cellSource, REPORT_KEY, type Cell, type MimeBundle, type Notebook, type Output } from '../notebooks/nbformat';
 import { html, trusted, type SafeHtml } from './html';
 import { whyNotInert } from './htmlOutput';
+import { cellView, type PartView } from './cellTags';
 import type { ChapterPage, Heading, PageLang, RunnerSummary, SearchEntry } from './model';
 import { fill, ui, type UiStrings } from './strings';
 import { chartHtml, figureTitle, missingTraceTypes } from './plotlyBundle';
@@ -127,7 +128,7 @@ function renderOutput(out: Output, md: MarkdownIt, env: RenderEnv, where: { note
       if (missing.length > 0) {
         where.errors.push(`${where.notebook}, cell ${where.cell}: the figure "${figureTitle(fig)}" needs trace type(s) ${missing.join(', ')}, which the site's Plotly bundle (plotly.js-basic-dist-min) lacks.`);
       }
-      return { html: chartHtml(fig, `figure-${where.cell}-${where.n}`), searchText: plain, plotly: true };
+      return { html: chartHtml(fig, `figure-${where.cell}-${where.n}`, env.ui ?? ui('en')), searchText: plain, plotly: true };
     }
     case 'image/png':
     case 'image/jpeg':
@@ -142,8 +143,9 @@ function renderOutput(out: Output, md: MarkdownIt, env: RenderEnv, where: { note
       // Shown as HTML only if inert (see htmlOutput.ts); otherwise as its plain text, with a note.
       const why = whyNotInert(text(value));
       if (why === undefined) return { html: scrollBox(label, html`<div class="output html">${trusted(text(value))}</div>`), searchText: plain, plotly: false };
+      const t = env.ui ?? ui('en');
       return {
-        html: scrollBox(label, html`<pre class="output text">${plain || '(an HTML output)'}</pre><p class="output unsupported">This HTML output is shown as text: it uses ${why}, which the site does not run.</p>`),
+        html: scrollBox(label, html`<pre class="output text">${plain || t.anHtmlOutput}</pre><p class="output unsupported">${fill(t.htmlAsText, { why })}</p>`),
         searchText: plain,
         plotly: false,
       };
@@ -158,7 +160,7 @@ function renderOutput(out: Output, md: MarkdownIt, env: RenderEnv, where: { note
     case 'text/plain':
       return { html: scrollBox(label, html`<pre class="output text">${plain}</pre>`), searchText: plain, plotly: false };
     default:
-      return { html: html`<p class="output unsupported">(an output of type ${Object.keys(data).join(', ') || 'none'} that a static page cannot show)</p>`, searchText: '', plotly: false };
+      return { html: html`<p class="output unsupported">${fill((env.ui ?? ui('en')).unsupportedOutput, { types: Object.keys(data).join(', ') || 'none' })}</p>`, searchText: '', plotly: false };
   }
 }
 
@@ -202,6 +204,25 @@ export function runnerSummary(metadata: unknown): RunnerSummary | null {
   };
 }
 
+/**
+ * A code cell's source: its execution count on the line above (the cell's run time stays in the
+ * downloadable notebook, out of the reader's way), and, for `hide-input`, behind a disclosure.
+ */
+function codeHtml(cell: Cell, source: string, n: number, view: PartView, t: UiStrings): SafeHtml {
+  if (view === 'removed') return html``;
+  const count = Number.isInteger(cell.execution_count) ? `[${cell.execution_count}]` : '[ ]';
+  const code = trusted(hljs.highlight(source, { language: 'typescript' }).value);
+  const box = html`<div class="source"><div class="source-head"><span class="meta">${count}</span></div>${scrollBox(fill(t.codeOfCell, { cell: n }), html`<pre><code class="hljs language-typescript">${code}</code></pre>`)}</div>`;
+  return view === 'hidden' ? html`<details class="cell-part"><summary>${t.showCode}</summary>${box}</details>` : box;
+}
+
+/** A code cell's outputs, behind a disclosure for `hide-output`. */
+function outputsHtml(outputs: RenderedOutput[], view: PartView, t: UiStrings): SafeHtml {
+  if (outputs.length === 0) return html``;
+  const box = html`<div class="outputs">${outputs.map((o) => o.html)}</div>`;
+  return view === 'hidden' ? html`<details class="cell-part"><summary>${t.showOutput}</summary>${box}</details>` : box;
+}
+
 /** Renders a notebook into a chapter page. Problems (broken math, unsupported charts) go to `errors`. */
 export function renderNotebook(file: string, nb: Notebook, md: MarkdownIt, errors: string[], lang: PageLang = 'en'): ChapterPage {
   const notebook = path.basename(file);
@@ -212,6 +233,8 @@ export function renderNotebook(file: string, nb: Notebook, md: MarkdownIt, error
   let plotlyOutputs = 0;
   let section = { id: 'main', title: '' };
   nb.cells.forEach((cell, i) => {
+    const view = cellView(cell);
+    if (!view.present) return;
     const source = cellSource(cell);
     if (cell.cell_type === 'markdown') {
       const before = env.headings?.length ?? 0;
@@ -244,24 +267,16 @@ export function renderNotebook(file: string, nb: Notebook, md: MarkdownIt, error
     }
     if (cell.cell_type !== 'code') return; // raw cells are not shown, as in Jupyter's HTML export
     const n = i + 1;
-    const timing = (cell.metadata?.execution ?? {}) as Record<string, unknown>;
-    const [start, end] = [timing['iopub.execute_input'], timing['shell.execute_reply']];
-    const ms = isoTime(start) && isoTime(end) ? Date.parse(end) - Date.parse(start) : NaN;
-    const count = Number.isInteger(cell.execution_count) ? `[${cell.execution_count}]` : '[ ]';
-    const meta = [count, Number.isFinite(ms) && ms >= 0 ? `${(ms / 1000).toFixed(1)} s` : ''].filter(Boolean).join(' ');
-    const code = trusted(hljs.highlight(source, { language: 'typescript' }).value);
-    const outputs = (cell.outputs ?? []).map((o, k) => renderOutput(o, md, env, { notebook, cell: n, n: k + 1, errors }));
+    const t = env.ui ?? ui('en');
+    const removedOutputs = view.outputs === 'removed';
+    const outputs = removedOutputs ? [] : (cell.outputs ?? []).map((o, k) => renderOutput(o, md, env, { notebook, cell: n, n: k + 1, errors }));
     plotlyOutputs += outputs.filter((o) => o.plotly).length;
-    search.push({ kind: 'code', section: `cell-${n}`, sectionTitle: section.title, text: source });
+    if (view.input !== 'removed') search.push({ kind: 'code', section: `cell-${n}`, sectionTitle: section.title, text: source });
     for (const o of outputs) {
       if (o.searchText.trim()) search.push({ kind: 'output', section: `cell-${n}`, sectionTitle: section.title, text: o.searchText.slice(0, SEARCH_TEXT_LIMIT) });
     }
-    parts.push(
-      html`<section class="cell code-cell" id="${`cell-${n}`}"><div class="source"><div class="source-head"><span class="meta">${meta}</span></div>${scrollBox(
-        fill(ui(lang).codeOfCell, { cell: n }),
-        html`<pre><code class="hljs language-typescript">${code}</code></pre>`,
-      )}</div>${outputs.length ? html`<div class="outputs">${outputs.map((o) => o.html)}</div>` : ''}</section>`,
-    );
+    if (view.input === 'removed' && outputs.length === 0) return;
+    parts.push(html`<section class="${`cell code-cell${view.input === 'removed' ? ' no-input' : ''}`}" id="${`cell-${n}`}">${codeHtml(cell, source, n, view.input, t)}${outputsHtml(outputs, view.outputs, t)}</section>`);
   });
   const headings = env.headings ?? [];
   const h1 = headings.find((h) => h.level === 1);

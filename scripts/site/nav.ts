@@ -1,0 +1,82 @@
+/**
+ * The site's navigation, as readers know it from Jupyter Book and d2l: the edition's chapters in
+ * a sidebar on wide screens and in a menu in the header on narrow ones, "On this page" beside the
+ * text on wide screens and right after the title on narrow ones, and previous/next links at the
+ * bottom. Each list is written twice where the two widths want different forms (a sidebar and a
+ * menu, a column and a disclosure after the title); the stylesheet shows one of them
+ * (`display: none` on the other, which also takes it out of the accessibility tree, so no
+ * landmark is announced twice).
+ */
+import { fileHref, html, trusted, type SafeHtml } from './html';
+import type { ChapterPage, PageLang } from './model';
+import { ui } from './strings';
+
+/** Where a page sits among its edition's chapters. */
+export interface NavArgs {
+  lang: PageLang;
+  /** The edition's chapters, in order. */
+  pages: readonly Pick<ChapterPage, 'file' | 'title'>[];
+  /** The current page's file name (`03-accumulation.html`); none on the index and search pages. */
+  current?: string;
+}
+
+/** The chapter list: every chapter of the edition, the current one marked `aria-current`. */
+function chapterList(a: NavArgs): SafeHtml {
+  const t = ui(a.lang);
+  const items = a.pages.map((p) => html`<li><a href="${fileHref(p.file)}"${p.file === a.current ? html` aria-current="page"` : ''}>${p.title}</a></li>`);
+  return html`<p class="chapter-nav-home"><a href="index.html"${a.current === undefined ? html` aria-current="page"` : ''}>${t.contents}</a></p><ol>${items}</ol>`;
+}
+
+/** The sidebar of wide screens. */
+export function chapterSidebar(a: NavArgs): SafeHtml {
+  return html`<nav class="chapter-nav" aria-label="${ui(a.lang).chapters}">${chapterList(a)}</nav>\n`;
+}
+
+/** The header's menu of narrow screens: a disclosure, so that it opens without JavaScript. */
+export function chapterMenu(a: NavArgs): SafeHtml {
+  const t = ui(a.lang);
+  return html`<details class="chapter-menu"><summary><span class="menu-icon" aria-hidden="true">☰</span><span class="menu-word">${t.menu}</span></summary><nav class="chapter-menu-list" aria-label="${t.chapters}">${chapterList(a)}</nav></details>`;
+}
+
+/** The chapter's second-level headings as list items. */
+function sectionItems(p: ChapterPage): SafeHtml[] {
+  return p.headings.filter((h) => h.level === 2).map((s) => html`<li><a href="${`#${s.id}`}">${s.text}</a></li>`);
+}
+
+/** "On this page" beside the text (wide screens). */
+export function onThisPage(p: ChapterPage): SafeHtml {
+  const items = sectionItems(p);
+  if (items.length === 0) return html``;
+  const t = ui(p.lang);
+  return html`<nav class="on-this-page" aria-label="${t.onThisPage}"><p class="on-this-page-title">${t.onThisPage}</p><ol>${items}</ol></nav>\n`;
+}
+
+/** "On this page" right after the title (narrow screens): a disclosure that keeps the text near. */
+export function onThisPageAfterTitle(p: ChapterPage): SafeHtml {
+  const items = sectionItems(p);
+  if (items.length === 0) return html``;
+  const t = ui(p.lang);
+  return html`<nav class="on-this-page on-this-page-inline" aria-label="${t.onThisPage}"><details><summary>${t.onThisPage}</summary><ol>${items}</ol></details></nav>\n`;
+}
+
+/**
+ * A chapter's body with {@link onThisPageAfterTitle} placed right after its first `<h1>`, or at
+ * the top when the chapter has none. The body is the exporter's own rendering, so its first
+ * `</h1>` is the title's.
+ */
+export function withSectionsAfterTitle(p: ChapterPage): SafeHtml {
+  const body = p.body.value;
+  const inline = onThisPageAfterTitle(p).value;
+  const end = body.indexOf('</h1>');
+  return trusted(end < 0 ? inline + body : body.slice(0, end + 5) + inline + body.slice(end + 5));
+}
+
+/** The previous/next/contents links of a chapter. */
+export function pager(pages: ChapterPage[], i: number): SafeHtml {
+  const prev = pages[i - 1];
+  const next = pages[i + 1];
+  const t = ui(pages[i].lang);
+  return html`<nav class="pager" aria-label="${t.pagerLabel}">${prev ? html`<a rel="prev" href="${fileHref(prev.file)}">← ${prev.title}</a>` : ''}<a href="index.html">${t.contents}</a>${
+    next ? html`<a rel="next" href="${fileHref(next.file)}">${next.title} →</a>` : ''
+  }</nav>`;
+}
