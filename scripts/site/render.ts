@@ -22,6 +22,12 @@ const MIME_ORDER = [PLOTLY_MIME, 'image/png', 'image/jpeg', 'image/gif', 'image/
 /** Searchable text kept per output; the index stays small enough to ship as a script. */
 const SEARCH_TEXT_LIMIT = 4000;
 
+/**
+ * Printed text wraps at the box's width, as JupyterLab wraps it, so that a sentence printed by a
+ * cell (chapter 6's conclusions) reads as a paragraph instead of scrolling sideways. Text drawn
+ * as a grid (box-drawing characters, tabs) keeps its lines, and scrolls.
+ */
+const wrapClass = (body: string): string => (/[\u2500-\u257f\t]/.test(body) ? 'grid' : 'wrap');
 const stripAnsi = (s: string): string => s.replace(/\x1b\[[0-9;]*[A-Za-z]/g, '');
 const text = (v: unknown): string => (Array.isArray(v) ? v.join('') : typeof v === 'string' ? v : v == null ? '' : String(v));
 
@@ -111,7 +117,7 @@ function renderOutput(out: Output, md: MarkdownIt, env: RenderEnv, where: { note
   const label = fill((env.ui ?? ui('en')).outputOfCell, { n: where.n, cell: where.cell });
   if (out.output_type === 'stream') {
     const body = stripAnsi(text(out.text));
-    return { html: scrollBox(label, html`<pre class="output stream ${out.name === 'stderr' ? 'stderr' : 'stdout'}">${body}</pre>`), searchText: body, plotly: false };
+    return { html: scrollBox(label, html`<pre class="${`output stream ${out.name === 'stderr' ? 'stderr' : 'stdout'} ${wrapClass(body)}`}">${body}</pre>`), searchText: body, plotly: false };
   }
   if (out.output_type === 'error') {
     const body = stripAnsi(Array.isArray(out.traceback) && out.traceback.length ? out.traceback.join('\n') : `${text(out.ename)}: ${text(out.evalue)}`);
@@ -158,7 +164,7 @@ function renderOutput(out: Output, md: MarkdownIt, env: RenderEnv, where: { note
       return { html: scrollBox(label, html`<pre class="output json">${body}</pre>`), searchText: body, plotly: false };
     }
     case 'text/plain':
-      return { html: scrollBox(label, html`<pre class="output text">${plain}</pre>`), searchText: plain, plotly: false };
+      return { html: scrollBox(label, html`<pre class="${`output text ${wrapClass(plain)}`}">${plain}</pre>`), searchText: plain, plotly: false };
     default:
       return { html: html`<p class="output unsupported">${fill((env.ui ?? ui('en')).unsupportedOutput, { types: Object.keys(data).join(', ') || 'none' })}</p>`, searchText: '', plotly: false };
   }

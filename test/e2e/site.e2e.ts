@@ -8,6 +8,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { exportSite } from '../../scripts/site/exportSite';
 import { cellSource, type Notebook } from '../../scripts/notebooks/nbformat';
 import { BUNDLE_TRACE_TYPES } from '../../scripts/site/plotlyBundle';
+import { cellView } from '../../scripts/site/cellTags';
 import { HOSTILE, writeHostileNotebooks } from '../fixtures/hostileNotebooks';
 import { axeViolations, launch, open, serve } from '../helpers/site';
 
@@ -30,6 +31,8 @@ const fileBase = pathToFileURL(SITE + path.sep).href;
 
 /** Scrolls every chart into view and waits until site.js has drawn (or given up on) each. */
 async function drawCharts(page: Page): Promise<void> {
+  // A chart in a collapsed (hide-output) cell is drawn when the reader opens it.
+  await page.evaluate(() => document.querySelectorAll('details.cell-part').forEach((d) => ((d as HTMLDetailsElement).open = true)));
   const figures = page.locator('.plotly-figure');
   const n = await figures.count();
   for (let i = 0; i < n; i++) await figures.nth(i).scrollIntoViewIfNeeded();
@@ -101,7 +104,7 @@ describe('every page at 390×844, with its charts drawn', () => {
     for (const name of pages.filter(isChapter)) {
       const { page } = await open(context, new URL(name, fileBase).href);
       const overlaps = await page.evaluate(() =>
-        Array.from(document.querySelectorAll('.code-cell')).filter((cell) => {
+        Array.from(document.querySelectorAll('.code-cell .source')).filter((cell) => {
           const meta = cell.querySelector('.meta')!.getBoundingClientRect();
           const code = cell.querySelector('pre')!.getBoundingClientRect();
           return meta.bottom > code.top + 1;
@@ -141,9 +144,10 @@ function phraseFrom(text: string, words = 4): string | undefined {
 describe('search from file://', () => {
   // Phrases taken from the executed notebooks themselves: prose, code and a printed output.
   const nb = JSON.parse(fs.readFileSync(path.join(EXECUTED, '03-accumulation.ipynb'), 'utf8')) as Notebook;
-  const prose = nb.cells.filter((c) => c.cell_type === 'markdown').map((c) => cellSource(c).split('\n').filter((l) => !/^[#|$]/.test(l)).join(' ')).map((t) => phraseFrom(t)).find(Boolean)!;
-  const code = nb.cells.filter((c) => c.cell_type === 'code').flatMap((c) => cellSource(c).split('\n')).find((l) => /new GradientAccumulator\(/.test(l))!.trim().replace(/\(.*$/, '');
+  const prose = nb.cells.filter((c) => c.cell_type === 'markdown' && cellView(c).present).map((c) => cellSource(c).split('\n').filter((l) => !/^[#|$]/.test(l)).join(' ')).map((t) => phraseFrom(t)).find(Boolean)!;
+  const code = nb.cells.filter((c) => c.cell_type === 'code' && cellView(c).present && cellView(c).input !== 'removed').flatMap((c) => cellSource(c).split('\n')).find((l) => /new GradientAccumulator\(/.test(l))!.trim().replace(/\(.*$/, '');
   const output = nb.cells
+    .filter((c) => cellView(c).present && cellView(c).outputs !== 'removed')
     .flatMap((c) => c.outputs ?? [])
     .flatMap((o) => (o.output_type === 'stream' ? [Array.isArray(o.text) ? o.text.join('') : o.text] : []))
     .flatMap((t) => t.split('\n'))
@@ -227,7 +231,7 @@ describe('reader features', () => {
       assert.ok(((await page.locator('meta[name="description"]').getAttribute('content')) ?? '').length > 20, `${name}: description`);
       assert.ok((await page.locator('nav.on-this-page a').count()) > 0, `${name}: On this page`);
       assert.ok((await page.locator('h2 a.anchor').count()) > 0, `${name}: permalinks`);
-      assert.equal(await page.locator('.copy-button').count(), await page.locator('.code-cell').count(), `${name}: a copy button per code cell`);
+      assert.equal(await page.locator('.copy-button').count(), await page.locator('.code-cell .source').count(), `${name}: a copy button per code cell that shows its code`);
       const download = (await page.locator('a[download]').getAttribute('href'))!;
       assert.ok(fs.existsSync(path.join(SITE, path.dirname(name), decodeURIComponent(download))), `${name}: ${download}`);
       await page.close();

@@ -112,7 +112,7 @@ describe('exportSite', () => {
     assert.deepEqual(scripts(first), ['<script>', '<script type="application/json" class="plotly-data">', '<script type="application/json" id="ui-strings">', '<script src="assets/site.js" defer>']);
     assert.deepEqual(scripts(second), ['<script>', '<script type="application/json" id="ui-strings">', '<script src="assets/site.js" defer>']);
     assert.match(first, /Inline <span class="katex">.*and &lt;script&gt;window.__ran = true;&lt;\/script&gt; in markdown\./s);
-    assert.match(first, /<pre class="output stream stdout">printed &lt;script&gt;window.__ran = true;&lt;\/script&gt;\n<\/pre>/);
+    assert.match(first, /<pre class="output stream stdout wrap">printed &lt;script&gt;window.__ran = true;&lt;\/script&gt;\n<\/pre>/);
     assert.match(second, /<pre class="output error">Error: &lt;script&gt;window.__ran = true;&lt;\/script&gt;\n    at evalmachine/);
   });
 
