@@ -19,7 +19,7 @@ import * as path from 'node:path';
 import type { Notebook } from '../notebooks/nbformat';
 import { fileHref, html, trusted, type SafeHtml } from './html';
 import { failureBanner, layout, runnerNote, SITE_TITLE, type LayoutArgs } from './layout';
-import { onThisPage, pager, withSectionsAfterTitle } from './nav';
+import { pager, withSectionsAfterTitle } from './nav';
 import type { ChapterPage, PageLang } from './model';
 import { PLOTLY_BUNDLE } from './plotlyBundle';
 import { createMarkdown, renderNotebook } from './render';
@@ -187,8 +187,7 @@ export function exportSite(args: ExportSiteArgs = {}): SiteReport {
         alternate: alternate(p.file),
         title: `${p.title} · ${SITE_TITLE}`,
         description: p.description || fill(t.chapterDescription, { title: p.title, site: SITE_TITLE }),
-        nav: { lang: e.lang, pages: chapters, current: p.file },
-        aside: onThisPage(p),
+        nav: { lang: e.lang, pages: chapters, current: p.file, headings: p.headings },
         main: html`${failureBanner(p)}\n${withSectionsAfterTitle(p)}${trusted(live[i])}`,
         footer: chapterFooter(e, i, args.sourceUrl),
         math: p.hasMath,

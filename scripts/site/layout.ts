@@ -1,6 +1,6 @@
 /**
  * The page template: skip link, a one-line header (chapter menu on narrow screens, home, search,
- * language, theme toggle), the chapter sidebar and "On this page" (nav.ts), the content, and a footer with the chapter pager, the downloads and how the page was made.
+ * language, theme toggle), the chapter sidebar (nav.ts), the content, and a footer with the chapter pager, the downloads and how the page was made.
  * Every value is interpolated through `html`, so a notebook's name, text or metadata can never
  * become markup here.
  */
@@ -21,8 +21,6 @@ export interface LayoutArgs {
   description: string;
   /** The main content. */
   main: SafeHtml;
-  /** Before `<main>`: the "On this page" navigation of a chapter (its wide-screen column). */
-  aside?: SafeHtml;
   /** The edition's chapters, for the sidebar (wide screens) and the header's menu (narrow ones). Default: neither. */
   nav?: NavArgs;
   footer: SafeHtml;
@@ -82,8 +80,8 @@ ${alt ? alternateLink(alt, a) : ''}${a.math ? html`<link rel="stylesheet" href="
 <body>
 <a class="skip-link" href="#content">${t.skipLink}</a>
 <header class="site-header">${a.nav ? chapterMenu(a.nav) : ''}<a class="home" href="index.html">${SITE_TITLE}</a>${search}${langLink}<button class="theme-toggle" type="button" aria-pressed="false" hidden>${t.themeToggle}</button></header>
-<div class="${`page${a.nav ? ' with-nav' : ''}${a.aside?.value ? ' with-toc' : ''}`}">
-${a.nav ? chapterSidebar(a.nav) : ''}${a.aside ?? ''}<main id="content" tabindex="-1">
+<div class="${`page${a.nav ? ' with-nav' : ''}`}">
+${a.nav ? chapterSidebar(a.nav) : ''}<main id="content" tabindex="-1">
 ${a.main}
 </main>
 </div>

@@ -1,14 +1,14 @@
 /**
- * The site's navigation, as readers know it from Jupyter Book and d2l: the edition's chapters in
- * a sidebar on wide screens and in a menu in the header on narrow ones, "On this page" beside the
- * text on wide screens and right after the title on narrow ones, and previous/next links at the
- * bottom. Each list is written twice where the two widths want different forms (a sidebar and a
- * menu, a column and a disclosure after the title); the stylesheet shows one of them
- * (`display: none` on the other, which also takes it out of the accessibility tree, so no
- * landmark is announced twice).
+ * The site's navigation, as readers know it from d2l and Jupyter Book: on wide screens a sidebar
+ * with the edition's chapters and, under the current one, its sections ("On this page"); on
+ * narrow ones the chapters in a menu in the header and the sections in a disclosure right after
+ * the title; previous/next links at the bottom. One sidebar column (not a second one on the
+ * right) leaves the text column the width that code and tables need at 1280 px. Each list is
+ * written in both forms and the stylesheet shows one (`display: none` on the other also takes it
+ * out of the accessibility tree, so no landmark is announced twice).
  */
 import { fileHref, html, trusted, type SafeHtml } from './html';
-import type { ChapterPage, PageLang } from './model';
+import type { ChapterPage, Heading, PageLang } from './model';
 import { ui } from './strings';
 
 /** Where a page sits among its edition's chapters. */
@@ -18,55 +18,55 @@ export interface NavArgs {
   pages: readonly Pick<ChapterPage, 'file' | 'title'>[];
   /** The current page's file name (`03-accumulation.html`); none on the index and search pages. */
   current?: string;
+  /** The current chapter's headings; its second-level ones are listed under it in the sidebar. Default none. */
+  headings?: readonly Heading[];
 }
 
-/** The chapter list: every chapter of the edition, the current one marked `aria-current`. */
-function chapterList(a: NavArgs): SafeHtml {
+/** The chapter list: every chapter of the edition, the current one marked `aria-current`, with its sections when `withSections`. */
+function chapterList(a: NavArgs, withSections: boolean): SafeHtml {
   const t = ui(a.lang);
-  const items = a.pages.map((p) => html`<li><a href="${fileHref(p.file)}"${p.file === a.current ? html` aria-current="page"` : ''}>${p.title}</a></li>`);
+  const items = a.pages.map((p) => {
+    const current = p.file === a.current;
+    const sections = current && withSections ? sectionItems(a.headings ?? []) : [];
+    return html`<li><a href="${fileHref(p.file)}"${current ? html` aria-current="page"` : ''}>${p.title}</a>${
+      sections.length ? html`<ol class="sections" aria-label="${t.onThisPage}">${sections}</ol>` : ''
+    }</li>`;
+  });
   return html`<p class="chapter-nav-home"><a href="index.html"${a.current === undefined ? html` aria-current="page"` : ''}>${t.contents}</a></p><ol>${items}</ol>`;
 }
 
 /** The sidebar of wide screens. */
 export function chapterSidebar(a: NavArgs): SafeHtml {
-  return html`<nav class="chapter-nav" aria-label="${ui(a.lang).chapters}">${chapterList(a)}</nav>\n`;
+  return html`<nav class="chapter-nav" aria-label="${ui(a.lang).chapters}">${chapterList(a, true)}</nav>\n`;
 }
 
 /** The header's menu of narrow screens: a disclosure, so that it opens without JavaScript. */
 export function chapterMenu(a: NavArgs): SafeHtml {
   const t = ui(a.lang);
-  return html`<details class="chapter-menu"><summary><span class="menu-icon" aria-hidden="true">☰</span><span class="menu-word">${t.menu}</span></summary><nav class="chapter-menu-list" aria-label="${t.chapters}">${chapterList(a)}</nav></details>`;
+  return html`<details class="chapter-menu"><summary><span class="menu-icon" aria-hidden="true">☰</span><span class="menu-word">${t.menu}</span></summary><nav class="chapter-menu-list" aria-label="${t.chapters}">${chapterList(a, false)}</nav></details>`;
 }
 
-/** The chapter's second-level headings as list items. */
-function sectionItems(p: ChapterPage): SafeHtml[] {
-  return p.headings.filter((h) => h.level === 2).map((s) => html`<li><a href="${`#${s.id}`}">${s.text}</a></li>`);
-}
-
-/** "On this page" beside the text (wide screens). */
-export function onThisPage(p: ChapterPage): SafeHtml {
-  const items = sectionItems(p);
-  if (items.length === 0) return html``;
-  const t = ui(p.lang);
-  return html`<nav class="on-this-page" aria-label="${t.onThisPage}"><p class="on-this-page-title">${t.onThisPage}</p><ol>${items}</ol></nav>\n`;
+/** Second-level headings as list items. */
+function sectionItems(headings: readonly Heading[]): SafeHtml[] {
+  return headings.filter((h) => h.level === 2).map((s) => html`<li><a href="${`#${s.id}`}">${s.text}</a></li>`);
 }
 
 /** "On this page" right after the title (narrow screens): a disclosure that keeps the text near. */
-export function onThisPageAfterTitle(p: ChapterPage): SafeHtml {
-  const items = sectionItems(p);
+export function onThisPage(p: ChapterPage): SafeHtml {
+  const items = sectionItems(p.headings);
   if (items.length === 0) return html``;
   const t = ui(p.lang);
-  return html`<nav class="on-this-page on-this-page-inline" aria-label="${t.onThisPage}"><details><summary>${t.onThisPage}</summary><ol>${items}</ol></details></nav>\n`;
+  return html`<nav class="on-this-page" aria-label="${t.onThisPage}"><details><summary>${t.onThisPage}</summary><ol>${items}</ol></details></nav>\n`;
 }
 
 /**
- * A chapter's body with {@link onThisPageAfterTitle} placed right after its first `<h1>`, or at
+ * A chapter's body with {@link onThisPage} placed right after its first `<h1>`, or at
  * the top when the chapter has none. The body is the exporter's own rendering, so its first
  * `</h1>` is the title's.
  */
 export function withSectionsAfterTitle(p: ChapterPage): SafeHtml {
   const body = p.body.value;
-  const inline = onThisPageAfterTitle(p).value;
+  const inline = onThisPage(p).value;
   const end = body.indexOf('</h1>');
   return trusted(end < 0 ? inline + body : body.slice(0, end + 5) + inline + body.slice(end + 5));
 }

@@ -60,10 +60,13 @@ describe('every chapter page links every other chapter', () => {
 });
 
 describe('the chrome of the navigation', () => {
-  it('puts "On this page" right after the title as a disclosure, besides the column for wide screens', () => {
+  it('puts "On this page" right after the title as a disclosure, and the sections under the current chapter in the sidebar', () => {
     const page = read('01-a.html');
-    assert.match(page, /<\/h1>\n?<nav class="on-this-page on-this-page-inline" aria-label="On this page"><details><summary>On this page<\/summary><ol><li><a href="#section-a">Section A<\/a><\/li><\/ol><\/details><\/nav>/);
-    assert.match(page, /<div class="page with-nav with-toc">\n<nav class="chapter-nav"[\s\S]*<nav class="on-this-page" aria-label="On this page">[\s\S]*<main/);
+    assert.match(page, /<\/h1>\n?<nav class="on-this-page" aria-label="On this page"><details><summary>On this page<\/summary><ol><li><a href="#section-a">Section A<\/a><\/li><\/ol><\/details><\/nav>/);
+    const sidebar = /<nav class="chapter-nav"[\s\S]*?<\/nav>/.exec(page)![0];
+    assert.match(sidebar, /<a href="01-a.html" aria-current="page">1\. Chapter A<\/a><ol class="sections" aria-label="On this page"><li><a href="#section-a">Section A<\/a><\/li><\/ol><\/li><li><a href="02-b.html">2\. Chapter B<\/a><\/li>/);
+    assert.doesNotMatch(sidebar, /Section B/, "other chapters' sections stay on their pages");
+    assert.match(page, /<div class="page with-nav">\n<nav class="chapter-nav"[\s\S]*<main/);
   });
 
   it('speaks Chinese on Chinese pages: menu, sidebar, "On this page", pager', () => {
