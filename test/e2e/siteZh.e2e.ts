@@ -108,10 +108,15 @@ describe('chapter navigation, in both editions', () => {
           const { page, problems } = await open(context, fileUrl(rel));
           await page.setViewportSize({ width, height: 800 });
           if (width < 992) await page.click('.chapter-menu > summary');
-          const shown = await page.locator(`${where} ol a`).evaluateAll((as) =>
+          const shown = await page.locator(`${where} > ol > li > a`).evaluateAll((as) =>
             as.filter((a) => (a as HTMLElement).offsetParent !== null && a.getBoundingClientRect().width > 0).map((a) => [a.getAttribute('href'), a.getAttribute('aria-current')]),
           );
           assert.deepEqual(shown, chapters.map((c) => [path.basename(c), c === rel ? 'page' : null]), `${rel} at ${width} px`);
+          if (width >= 992) {
+            // On wide screens the current chapter's sections sit under it, as "On this page".
+            const sections = await page.locator('.chapter-nav a[aria-current="page"] + ol.sections a').count();
+            assert.equal(sections, await page.locator('main .on-this-page ol a').count(), `${rel}: its sections in the sidebar`);
+          }
           // The other form of the list is not shown (nor announced) at this width.
           const other = width < 992 ? '.chapter-nav' : '.chapter-menu';
           assert.equal(await page.locator(other).evaluate((e) => getComputedStyle(e).display), 'none', `${rel}: ${other} hidden at ${width} px`);
