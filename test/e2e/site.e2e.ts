@@ -82,6 +82,22 @@ describe('every page at 390×844, with its charts drawn', () => {
     });
   }
 
+  it('has no axe-core violation at 1280 px either, where the chapter sidebar shows (index, chapters 3 and 6, both editions)', async () => {
+    const wide = pages.filter((p) => /(^|\/)(index|03-accumulation|06-batchnorm)\.html$/.test(p));
+    assert.ok(wide.length >= 3, wide.join(', '));
+    for (const name of wide) {
+      const { page, problems } = await open(context, new URL(name, fileBase).href);
+      await page.setViewportSize({ width: 1280, height: 800 });
+      assert.ok(await page.locator('.chapter-nav').isVisible(), `${name}: the sidebar shows at 1280 px`);
+      for (const scheme of ['light', 'dark'] as const) {
+        await page.emulateMedia({ colorScheme: scheme });
+        assert.deepEqual(await axeViolations(page), [], `${name} (${scheme}, 1280 px): axe-core violations`);
+      }
+      assert.deepEqual(problems, [], name);
+      await page.close();
+    }
+  });
+
   it('fits 320 and 430 px too, with the header on one line', async () => {
     for (const width of [320, 430]) {
       for (const name of pages) {
