@@ -73,6 +73,18 @@
     })(cells[i]);
   }
 
+  // A link to a cell (a search result) whose code or output is collapsed (hide-input,
+  // hide-output) opens it, so the reader lands on what the search found.
+  function openTarget() {
+    var id = decodeURIComponent(location.hash.slice(1));
+    var target = id && document.getElementById(id);
+    if (!target || !target.classList.contains('code-cell')) return;
+    var parts = target.querySelectorAll('details.cell-part');
+    for (var p = 0; p < parts.length; p++) parts[p].open = true;
+  }
+  openTarget();
+  window.addEventListener('hashchange', openTarget);
+
   // A visible cue under each box whose content is larger than the box.
   var boxes = document.querySelectorAll('.scroll-box');
   for (var b = 0; b < boxes.length; b++) {

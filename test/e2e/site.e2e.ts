@@ -255,6 +255,28 @@ describe('reader features', () => {
   });
 });
 
+describe('a site from tagged cells', () => {
+  it('collapses hide-input code, opens it for a link to its cell, and passes axe-core with every tag', async () => {
+    const cell = (tags: string[], n: number) => ({ cell_type: 'code', metadata: { tags }, source: `console.log('code ${n}');`, execution_count: n, outputs: [{ output_type: 'stream', name: 'stdout', text: `output ${n}\n` }] });
+    const nb = { nbformat: 4, nbformat_minor: 5, metadata: {}, cells: [{ cell_type: 'markdown', metadata: {}, source: '# Tagged\n\nA subtitle long enough for a description.\n\n## Cells' }, cell(['hide-input'], 2), cell(['remove-input'], 3), cell(['hide-output'], 4), cell(['remove-output'], 5)] };
+    fs.mkdirSync(path.join(tmp, 'tagged'), { recursive: true });
+    fs.writeFileSync(path.join(tmp, 'tagged', '01-tagged.ipynb'), JSON.stringify(nb));
+    exportSite({ inDir: path.join(tmp, 'tagged'), outDir: path.join(tmp, 'tagged-site') });
+    const url = pathToFileURL(path.join(tmp, 'tagged-site', '01-tagged.html')).href;
+    const { page, problems } = await open(context, url);
+    const opened = () => page.locator('details.cell-part').evaluateAll((ds) => ds.map((d) => (d as HTMLDetailsElement).open));
+    assert.deepEqual(await opened(), [false, false], 'collapsed without a link to the cell (the negative case)');
+    assert.equal(await page.locator('#cell-2 pre code').isVisible(), false);
+    assert.equal(await page.locator('#cell-3 .output').isVisible(), true, 'remove-input keeps the output');
+    assert.deepEqual(await axeViolations(page), [], 'axe-core on a page with every tag');
+    await page.goto(`${url}#cell-2`);
+    assert.deepEqual(await opened(), [true, false], 'a link to cell 2 opens its code');
+    assert.equal(await page.locator('#cell-2 pre code').isVisible(), true);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+});
+
 describe('a site from hostile notebooks', () => {
   it('never runs their markup and never creates their elements (file://)', async () => {
     writeHostileNotebooks(path.join(tmp, 'hostile'));
