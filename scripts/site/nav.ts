@@ -40,10 +40,13 @@ export function chapterSidebar(a: NavArgs): SafeHtml {
   return html`<nav class="chapter-nav" aria-label="${ui(a.lang).chapters}">${chapterList(a, true)}</nav>\n`;
 }
 
-/** The header's menu of narrow screens: a disclosure, so that it opens without JavaScript. */
+/**
+ * The header's menu of narrow screens: a disclosure, so that it opens without JavaScript. It also
+ * links the search page, for the narrowest screens, where the header has no room for the box.
+ */
 export function chapterMenu(a: NavArgs): SafeHtml {
   const t = ui(a.lang);
-  return html`<details class="chapter-menu"><summary><span class="menu-icon" aria-hidden="true">☰</span><span class="menu-word">${t.menu}</span></summary><nav class="chapter-menu-list" aria-label="${t.chapters}">${chapterList(a, false)}</nav></details>`;
+  return html`<details class="chapter-menu"><summary><span class="menu-icon" aria-hidden="true">☰</span><span class="menu-word">${t.menu}</span></summary><nav class="chapter-menu-list" aria-label="${t.chapters}">${chapterList(a, false)}<p class="menu-search"><a href="search.html">${t.searchTitle}</a></p></nav></details>`;
 }
 
 /** Second-level headings as list items. */

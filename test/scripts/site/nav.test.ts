@@ -72,6 +72,7 @@ describe('the chrome of the navigation', () => {
   it('speaks Chinese on Chinese pages: menu, sidebar, "On this page", pager', () => {
     const page = read('zh/03-c.html');
     assert.match(page, /<span class="menu-word">章节<\/span>/);
+    assert.match(page, /<p class="menu-search"><a href="search.html">搜索<\/a><\/p><\/nav><\/details>/, 'the menu links search, for screens without the header box');
     assert.match(page, /<nav class="chapter-nav" aria-label="章节"><p class="chapter-nav-home"><a href="index.html">目录<\/a>/);
     assert.match(page, /<summary>本页内容<\/summary>/);
     assert.match(page, /<nav class="pager" aria-label="上一章和下一章"><a rel="prev" href="02-b.html">← 第 2 章 B<\/a>/);
