@@ -8,7 +8,7 @@ export { lineChart, barChart, baseLayout, dataTicks, PALETTE, DEFAULT_FIGURE_SIZ
 export type { PlotlyFigure, PlotlyTrace, Series, LineChartArgs, BarChartArgs } from './figures';
 export { PLOTLY_MIME, figureBundle, showFigure } from './display';
 export type { DisplayBundle, FigureArgs } from './display';
-export { figureText, figureTextLabel } from './text';
+export { figureText, figureTextLabel, figureAriaLabel } from './text';
 export { formatNumber } from './format';
 export type { FormatNumberArgs } from './format';
 export { setLocale, activeLocale, translateText, looksEnglish, MissingTranslationError, DISPLAY_LOCALES, LOCALE_ENV } from './locale';

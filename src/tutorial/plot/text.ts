@@ -13,7 +13,7 @@ export const tickLabel = (v: number): string =>
   Number.isInteger(v) ? String(v) : Math.abs(v) >= 1e4 || Math.abs(v) < 1e-3 ? v.toExponential(2) : String(+v.toPrecision(4));
 
 /** The words of the text form, per locale. */
-const WORDS: Record<DisplayLocale, { figure: string; trace: (i: number) => string; kind: (type: string) => string; points: (n: number) => string; min: string; max: string; label: string; sep: string; open: string; close: string }> = {
+const WORDS: Record<DisplayLocale, { figure: string; trace: (i: number) => string; kind: (type: string) => string; points: (n: number) => string; min: string; max: string; label: string; chart: (title: string) => string; sep: string; open: string; close: string }> = {
   en: {
     figure: 'Figure',
     trace: (i) => `trace ${i}`,
@@ -22,6 +22,7 @@ const WORDS: Record<DisplayLocale, { figure: string; trace: (i: number) => strin
     min: 'min',
     max: 'max',
     label: 'The chart as text',
+    chart: (title) => `Chart: ${title}`,
     sep: ', ',
     open: ' (',
     close: ')',
@@ -34,6 +35,7 @@ const WORDS: Record<DisplayLocale, { figure: string; trace: (i: number) => strin
     min: '最小',
     max: '最大',
     label: '图表的文字版',
+    chart: (title) => `图表：${title}`,
     sep: '，',
     open: '（',
     close: '）',
@@ -43,6 +45,11 @@ const WORDS: Record<DisplayLocale, { figure: string; trace: (i: number) => strin
 /** The heading of a figure's text form in the figure's locale ("The chart as text"), for a page that shows it. */
 export function figureTextLabel(fig: PlotlyFigure): string {
   return WORDS[figureLocale(fig)].label;
+}
+
+/** A label naming the chart for assistive technology (`Chart: <title>`), in the figure's locale. */
+export function figureAriaLabel(fig: PlotlyFigure, title: string = titleText(fig.layout.title)): string {
+  return WORDS[figureLocale(fig)].chart(title);
 }
 
 /** The text/plain representation: the title, the axes, then one line per trace. */
