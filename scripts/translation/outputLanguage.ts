@@ -1,7 +1,9 @@
 /**
  * English left in the outputs of an executed Chinese notebook: the texts a reader must be able
  * to read (chart titles, axis titles, legend names, category labels, table headers and
- * captions) that look English (`looksEnglish`: a Latin word and no Chinese character).
+ * captions) that look English (`looksEnglish`: a Latin word and no Chinese character) and
+ * that the zh display table does not keep on purpose (an entry mapping a name such as `CNN`
+ * to itself).
  *
  * The display layer already refuses such texts in a zh run (src/tutorial/plot/locale.ts); this
  * check reads the executed copies themselves (build/notebooks/zh/, written by
@@ -11,7 +13,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { looksEnglish } from '../../src/tutorial/index';
+import { looksEnglish, translateText } from '../../src/tutorial/index';
 
 /** One English text in an output. */
 export interface EnglishOutput {
@@ -73,7 +75,7 @@ export function englishInOutputs(notebook: NotebookJson): EnglishOutput[] {
       }
       const seen = new Set<string>();
       for (const [where, text] of texts) {
-        if (!looksEnglish(text) || seen.has(`${where}\n${text}`)) continue;
+        if (!looksEnglish(text) || translateText(text, 'zh') === text || seen.has(`${where}\n${text}`)) continue;
         seen.add(`${where}\n${text}`);
         found.push({ cell: i + 1, where, text });
       }

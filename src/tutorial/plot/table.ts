@@ -46,6 +46,13 @@ export interface TableBundle {
 
 const htmlEscape = (s: string): string => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
+/** How many terminal columns a text takes: two for each CJK or full-width character, one for the rest. */
+function columnsOf(text: string): number {
+  let n = 0;
+  for (const c of text) n += /[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]/.test(c) ? 2 : 1;
+  return n;
+}
+
 /** A cell as text: strings as they are, numbers to `digits` significant digits, booleans as JavaScript prints them, the rest as JSON. */
 function cellText(v: unknown, digits: number | null): string {
   if (v === undefined || v === null) return '';
@@ -81,7 +88,8 @@ function tableBundleOf(owner: string, rows: TableRow[], tableArgs: TableArgs): T
   const columns = keys.map((c) => (units[c] ? `${tr.text(c)} (${units[c]})` : tr.text(c)));
   const caption = args.caption === undefined ? undefined : tr.text(args.caption);
   tr.check();
-  const cells = rows.map((r) => keys.map((c) => (typeof r[c] === 'string' ? tr.value(r[c] as string) : cellText(r[c], digits))));
+  // Strings and booleans a reader reads (`'yes'`, `true`) are translated when the table knows them.
+  const cells = rows.map((r) => keys.map((c) => (typeof r[c] === 'string' || typeof r[c] === 'boolean' ? tr.value(String(r[c])) : cellText(r[c], digits))));
   const numeric = keys.map((c) => rows.every((r) => r[c] === undefined || typeof r[c] === 'number' || (typeof r[c] === 'string' && /^[-+]?\d[\d.,eE+-]*\s*[%×x]?$/.test(r[c] as string))));
   const align = (j: number): string => (numeric[j] ? ' style="text-align:right"' : '');
   const html =
@@ -90,8 +98,9 @@ function tableBundleOf(owner: string, rows: TableRow[], tableArgs: TableArgs): T
     `<thead><tr>${columns.map((c, j) => `<th scope="col"${align(j)}>${htmlEscape(c)}</th>`).join('')}</tr></thead>` +
     `<tbody>${cells.map((row) => `<tr>${row.map((v, j) => `<td${align(j)}>${htmlEscape(v)}</td>`).join('')}</tr>`).join('')}</tbody>` +
     '</table>';
-  const widths = columns.map((c, j) => Math.max(c.length, ...cells.map((row) => row[j].length)));
-  const line = (values: string[]): string => values.map((v, j) => (numeric[j] ? v.padStart(widths[j]) : v.padEnd(widths[j]))).join('  ').trimEnd();
+  const widths = columns.map((c, j) => Math.max(columnsOf(c), ...cells.map((row) => columnsOf(row[j]))));
+  const pad = (v: string, j: number): string => (numeric[j] ? ' '.repeat(widths[j] - columnsOf(v)) + v : v + ' '.repeat(widths[j] - columnsOf(v)));
+  const line = (values: string[]): string => values.map(pad).join('  ').trimEnd();
   const plain = [...(caption ? [caption] : []), line(columns), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.map(line)].join('\n');
   return { data: { 'text/html': html, 'text/plain': plain }, metadata: {} };
 }

@@ -42,12 +42,17 @@ describe('tableBundle', () => {
   });
 
   it('writes headers, the caption and known cells in Chinese in zh, keeping identifiers', () => {
-    const bundle = tableBundle([{ component: 'backend', value: 'wasm', averaging: 'per-sample', '已检查': 'yes' }], { caption: 'logged', locale: 'zh' });
+    const bundle = tableBundle([{ component: 'backend', value: 'wasm', averaging: 'per-sample', '已检查': true }], { caption: 'logged', locale: 'zh' });
     assert.equal(
       bundle.data['text/html'],
       '<table class="tfjs-accumulate-table"><caption>记录的损失</caption><thead><tr><th scope="col">组件</th><th scope="col">值</th><th scope="col">平均方式</th><th scope="col">已检查</th></tr></thead>' +
         '<tbody><tr><td>后端</td><td>wasm</td><td>per-sample</td><td>是</td></tr></tbody></table>',
     );
+  });
+
+  it('pads plain text by terminal columns, two for a Chinese character, so columns line up', () => {
+    const plain = tableBundle([{ '规则': '按样本平均', gap: 1.5 }, { '规则': 'per-sample', gap: 12.25 }], { locale: 'en' }).data['text/plain'].split('\n');
+    assert.deepEqual(plain, ['规则         gap', '----------  ----', '按样本平均  1.50', 'per-sample  12.3']);
   });
 
   it('fails in zh on a header that looks English and has no translation, naming it (negative case)', () => {

@@ -51,6 +51,12 @@ export const ZH_TEXTS: Readonly<Record<string, string>> = {
   backend: '后端',
   yes: '是',
   no: '否',
+  true: '是',
+  false: '否',
+  // GradientAccumulator's StepResult.skipped: the whole window was dropped.
+  window: '整个窗口',
+  'large-update': '更新过大',
+  'micro-batch': '微批次',
   rule: '规则',
   logged: '记录的损失',
   quantity: '量',
