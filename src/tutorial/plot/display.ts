@@ -73,7 +73,10 @@ function bundleOf(owner: string, figure: PlotlyFigure, args: FigureArgs): Displa
 
 /**
  * Shows a figure as the output of the current notebook cell, as one multi-MIME display bundle
- * (see {@link figureBundle}). Works in a cell run by the tslab or the Deno kernel (JupyterLab,
+ * (see {@link figureBundle}), with its texts in the active locale: in a notebook of
+ * `notebooks/zh/` every title, axis, legend and category is Chinese, and a text the zh table
+ * (locales/zh.ts) lacks throws `MissingTranslationError` instead of reaching the reader in
+ * English. Works in a cell run by the tslab or the Deno kernel (JupyterLab,
  * classic Notebook, `jupyter nbconvert --execute`) and by `npm run notebooks`; throws anywhere
  * else. Bad input and a missing kernel throw at once; the promise resolves when the kernel has the
  * output, so write `await showFigure(fig)` to keep it in its cell under Deno.

@@ -129,8 +129,15 @@ export function figureSvg(fig: PlotlyFigure): string {
   const titleLines = wrapText(titleText(L.title), titleSize, W - 20);
   const top = Math.max(m.t, 12 + titleLines.length * Math.round(titleSize * 1.3));
   const left = Math.max(m.l, Math.ceil(Math.max(0, ...yTicks.map((t) => textWidth(t.label, font.size)))) + 12 + line);
-  const legend = legendLayout(fig, font.size, 12, W - 12);
-  const below = 2 * line + 10 + legend.rows * line;
+  // Plotly shows no legend for a single trace unless asked; neither does the SVG.
+  const showLegend = typeof L.showlegend === 'boolean' ? L.showlegend : fig.data.length > 1;
+  const legend = showLegend ? legendLayout(fig, font.size, 12, W - 12) : { rows: 0, items: [] };
+  // Category labels wrap within their slot, so that long names (Chinese ones too) never collide.
+  const slotWidth = (W - m.r - left) / Math.max(1, xTicks.length) - 8;
+  const xLabels = xTicks.map((t) => (categories.length ? wrapText(t.label, font.size, slotWidth) : [t.label]));
+  const labelRows = Math.max(1, ...xLabels.map((l) => l.length));
+  const tickBlock = labelRows * line;
+  const below = tickBlock + line + 10 + legend.rows * line;
   const H = Math.max(baseH, top + below + 160); // at least 160 px of plot, whatever the legend takes
   const plot = { x0: left, x1: W - m.r, y0: top, y1: H - below };
   const px = (v: number): number => plot.x0 + ((v - xMin) / (xMax - xMin)) * (plot.x1 - plot.x0);
@@ -142,7 +149,9 @@ export function figureSvg(fig: PlotlyFigure): string {
     parts.push(`<line x1="${plot.x0}" x2="${plot.x1}" y1="${r(py(t.at))}" y2="${r(py(t.at))}" stroke="${GRID_COLOR}"/>`);
     parts.push(`<text x="${plot.x0 - 6}" y="${r(py(t.at) + font.size * 0.35)}" text-anchor="end">${xmlEscape(t.label)}</text>`);
   }
-  for (const t of xTicks) parts.push(`<text x="${r(px(t.at))}" y="${plot.y1 + line}" text-anchor="middle">${xmlEscape(t.label)}</text>`);
+  xTicks.forEach((t, k) => {
+    xLabels[k].forEach((text, j) => parts.push(`<text x="${r(px(t.at))}" y="${plot.y1 + line * (j + 1)}" text-anchor="middle">${xmlEscape(text)}</text>`));
+  });
   parts.push(`<rect x="${plot.x0}" y="${plot.y0}" width="${plot.x1 - plot.x0}" height="${plot.y1 - plot.y0}" fill="none" stroke="${AXIS_COLOR}"/>`);
   const bars = fig.data.filter((t) => t.type === 'bar');
   const slot = bars.length ? ((px(1) - px(0)) * 0.8) / bars.length : 0;
@@ -172,7 +181,8 @@ export function figureSvg(fig: PlotlyFigure): string {
       parts.push(`<line x1="${r(p.x)}" x2="${r(p.x)}" y1="${r(py(yValue(p.yv + p.err)))}" y2="${r(py(low))}" stroke="${color}"/>`);
     }
     const at = legend.items[i];
-    const ly = plot.y1 + 2 * line + 10 + at.row * line + font.size * 0.35;
+    if (!at) return;
+    const ly = plot.y1 + tickBlock + line + 10 + at.row * line + font.size * 0.35;
     parts.push(`<rect x="${r(at.x)}" y="${r(ly - font.size * 0.35 - 2)}" width="${LEGEND_SWATCH}" height="4" fill="${color}"/>`);
     parts.push(`<text x="${r(at.x + LEGEND_SWATCH + 6)}" y="${r(ly)}">${xmlEscape(at.name)}</text>`);
   });
@@ -180,7 +190,7 @@ export function figureSvg(fig: PlotlyFigure): string {
     const y = 6 + Math.round(titleSize * 1.3) * (k + 1) - Math.round(titleSize * 0.3);
     parts.push(`<text x="${W / 2}" y="${y}" text-anchor="middle" font-size="${titleSize}">${xmlEscape(text)}</text>`);
   });
-  parts.push(`<text x="${r((plot.x0 + plot.x1) / 2)}" y="${plot.y1 + 2 * line}" text-anchor="middle">${xmlEscape(xa.title)}</text>`);
+  parts.push(`<text x="${r((plot.x0 + plot.x1) / 2)}" y="${plot.y1 + tickBlock + line}" text-anchor="middle">${xmlEscape(xa.title)}</text>`);
   parts.push(`<text transform="translate(${Math.round(line * 0.75)} ${r((plot.y0 + plot.y1) / 2)}) rotate(-90)" text-anchor="middle">${xmlEscape(ya.title)}</text>`);
   return (
     `<svg xmlns="http://www.w3.org/2000/svg" class="tfjs-accumulate-static-figure" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" style="max-width:100%;height:auto" ` +

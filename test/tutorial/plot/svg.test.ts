@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FONT_SIZE, lineChart, type PlotlyFigure } from '../../../src/tutorial/plot/figures';
+import { barChart, FONT_SIZE, lineChart, type PlotlyFigure } from '../../../src/tutorial/plot/figures';
 import { figureSvg, legendLayout, textWidth } from '../../../src/tutorial/plot/svg';
 
 describe('figureSvg', () => {
@@ -63,6 +63,26 @@ describe('figureSvg', () => {
     assert.ok(titleLines.length >= 2, 'wrapped');
     assert.equal(titleLines.join('').replace(/ /g, ''), title.replace(/ /g, ''), 'nothing lost');
     for (const line of titleLines) assert.ok(textWidth(line, 16) <= width - 20, line);
+  });
+
+  it('wraps long category labels within their slot, so neighbours never collide', () => {
+    const names = ['单线程', '2 个工作线程，每个窗口一次', '2 个工作线程，每轮一次'];
+    const fig = barChart({ title: 't', xTitle: '训练方式', yTitle: 'ms', series: [{ name: '实测', x: names, y: [1, 2, 3] }] });
+    const svg = figureSvg(fig);
+    const labels = [...svg.matchAll(/<text x="([\d.]+)" y="[\d.]+" text-anchor="middle">([^<]*)<\/text>/g)].filter((m) => names.some((n) => n.includes(m[2]) && m[2] !== '训练方式'));
+    const byX = new Map<string, string[]>();
+    for (const [, x, text] of labels) byX.set(x, [...(byX.get(x) ?? []), text]);
+    assert.deepEqual([...byX.values()].map((l) => l.join('')), names, 'every label drawn whole, in order');
+    const xs = [...byX.keys()].map(Number);
+    const slot = xs[1] - xs[0];
+    for (const l of byX.values()) for (const text of l) assert.ok(textWidth(text, FONT_SIZE) <= slot, `${text} is wider than its slot`);
+    assert.ok(byX.get(String(xs[1].toFixed(1)))!.length >= 2, 'the long label wrapped');
+  });
+
+  it('draws a legend for one trace only when the layout asks, as Plotly does', () => {
+    const one = lineChart({ title: 't', xTitle: 'x', yTitle: 'y', series: [{ name: 'only-series', x: [1, 2], y: [1, 2] }] });
+    assert.doesNotMatch(figureSvg(one), />only-series</);
+    assert.match(figureSvg({ ...one, layout: { ...one.layout, showlegend: true } }), />only-series</);
   });
 
   it('takes its fonts and colours from the figure, as Plotly does', () => {
