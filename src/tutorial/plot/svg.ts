@@ -137,7 +137,7 @@ export function figureSvg(fig: PlotlyFigure): string {
   const xLabels = xTicks.map((t) => (categories.length ? wrapText(t.label, font.size, slotWidth) : [t.label]));
   const labelRows = Math.max(1, ...xLabels.map((l) => l.length));
   const tickBlock = labelRows * line;
-  const below = tickBlock + line + 10 + legend.rows * line;
+  const below = tickBlock + line + 16 + legend.rows * line;
   const H = Math.max(baseH, top + below + 160); // at least 160 px of plot, whatever the legend takes
   const plot = { x0: left, x1: W - m.r, y0: top, y1: H - below };
   const px = (v: number): number => plot.x0 + ((v - xMin) / (xMax - xMin)) * (plot.x1 - plot.x0);
@@ -182,7 +182,7 @@ export function figureSvg(fig: PlotlyFigure): string {
     }
     const at = legend.items[i];
     if (!at) return;
-    const ly = plot.y1 + tickBlock + line + 10 + at.row * line + font.size * 0.35;
+    const ly = plot.y1 + tickBlock + line + 16 + at.row * line + font.size * 0.35;
     parts.push(`<rect x="${r(at.x)}" y="${r(ly - font.size * 0.35 - 2)}" width="${LEGEND_SWATCH}" height="4" fill="${color}"/>`);
     parts.push(`<text x="${r(at.x + LEGEND_SWATCH + 6)}" y="${r(ly)}">${xmlEscape(at.name)}</text>`);
   });
