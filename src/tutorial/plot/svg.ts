@@ -64,6 +64,22 @@ export function wrapText(text: string, size: number, width: number): string[] {
   return lines.length ? lines : [''];
 }
 
+/**
+ * `text` wrapped into as few lines as fit `width`, of about equal length: the narrowest width
+ * that needs no more lines, so that a title does not end in a line of one character.
+ */
+export function balancedLines(text: string, size: number, width: number): string[] {
+  const lines = wrapText(text, size, width);
+  if (lines.length < 2) return lines;
+  let [lo, hi] = [width / lines.length, width];
+  for (let i = 0; i < 12; i++) {
+    const mid = (lo + hi) / 2;
+    if (wrapText(text, size, mid).length > lines.length) lo = mid;
+    else hi = mid;
+  }
+  return wrapText(text, size, hi);
+}
+
 /** The numbers in `layout[axis].tickvals`, or undefined when it gives none. */
 function givenTicks(layout: Record<string, unknown>, name: 'xaxis' | 'yaxis'): { values: number[]; text?: string[] } | undefined {
   const a = (layout[name] ?? {}) as { tickvals?: unknown; ticktext?: unknown };
@@ -126,7 +142,7 @@ export function figureSvg(fig: PlotlyFigure): string {
 
   // Geometry: the title's lines on top; the y tick labels and the rotated y title on the left;
   // below the plot the x tick labels, the x title, then the legend's rows.
-  const titleLines = wrapText(titleText(L.title), titleSize, W - 20);
+  const titleLines = balancedLines(titleText(L.title), titleSize, W - 20);
   const top = Math.max(m.t, 12 + titleLines.length * Math.round(titleSize * 1.3));
   const left = Math.max(m.l, Math.ceil(Math.max(0, ...yTicks.map((t) => textWidth(t.label, font.size)))) + 12 + line);
   // Plotly shows no legend for a single trace unless asked; neither does the SVG.
