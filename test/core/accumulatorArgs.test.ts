@@ -70,15 +70,15 @@ describe('training options: hand-checkable cases', () => {
   it('ema: updated on applied updates only; withAveragedWeights swaps it in and back', async () => {
     const { w, loss, value } = scalar(1);
     const acc = new GradientAccumulator({ optimizer: tf.train.sgd(1), accumulationSteps: 1, varList: [w], ema: { decay: 0.5 }, nonFinite: 'skip-window' });
-    acc.step(loss(1)); // w = 0, ema = 0.5 · 1 + 0.5 · 0 = 0.5
+    acc.step(loss(1)); // w = 0; the average starts here, at the weight after the first update: ema = 0
     acc.step(() => tf.mul(w, Number.NaN) as tf.Scalar); // skipped: ema unchanged
-    acc.step(loss(1)); // w = −1, ema = 0.5 · 0.5 + 0.5 · (−1) = −0.25
+    acc.step(loss(1)); // w = −1, ema = 0.5 · 0 + 0.5 · (−1) = −0.5
     const seen = await acc.withAveragedWeights(() => value());
-    assert.equal(seen, -0.25);
+    assert.equal(seen, -0.5);
     assert.equal(value(), -1, 'the trained weight is back');
     await assert.rejects(acc.withAveragedWeights(() => { throw new Error('inside'); }), /inside/);
     assert.equal(value(), -1, 'swapped back after a throw');
-    assert.equal((await acc.getState()).ema?.[0].values[0], -0.25);
+    assert.equal((await acc.getState()).ema?.[0]?.values[0], -0.5);
     acc.dispose();
     w.dispose();
   });
