@@ -53,10 +53,10 @@ async function run(make: () => tf.Optimizer, stopAt: number | null): Promise<Flo
 
 describe('resuming from getState is bit for bit for every tfjs optimizer (issue 23, items 12 and 17)', () => {
   for (const [name, make] of Object.entries(EVERY_OPTIMIZER)) {
-    it(`${name}: stopped mid-window after 3 updates, resumed in a fresh optimizer, the same weights to the bit`, async () => {
+    it(`${name}: stopped mid-window after 5 updates (where tfjs setWeights's pow and the update's products differ), resumed in a fresh optimizer, the same weights to the bit`, async () => {
       const tensors = tf.memory().numTensors;
       const reference = await run(make, null);
-      assertBitIdentical(await run(make, 7), reference);
+      assertBitIdentical(await run(make, 11), reference);
       assert.equal(tf.memory().numTensors, tensors, 'tensors leaked');
     });
   }
