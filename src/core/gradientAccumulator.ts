@@ -7,7 +7,8 @@ import { PendingGuard } from './pendingGuard';
 import { windowSums } from './windowSums';
 import { argumentError, checkOptions, isPositiveInteger, verbatim } from './errors';
 import { CountedLoss, LossCount, microBatchGradients } from './lossGradient';
-import { applyNonFinitePolicy, NonFinitePolicy } from './nonFinite';
+import { applyNonFinitePolicy, isMicroBatchFinite, NonFinitePolicy } from './nonFinite';
+import { checkGradientSums, GradientSumsArgs } from './gradientSums';
 import { checkOptimizerAlive, releaseOptimizer } from './optimizerSnapshot';
 import { AccumulationSchedule, resolveAccumulationSteps } from './schedule';
 import { ACCUMULATOR_STATE_FORMAT, AccumulatorCore, AccumulatorState, Averaging, checkState, checkUnit, closedCore, copyCore, initialCore, SetStateArgs } from './state';
@@ -20,8 +21,12 @@ export type { Averaging } from './state';
 export { NonFiniteGradientError } from './nonFinite';
 export { checkVarList } from './varList';
 export type { NonFinitePolicy } from './nonFinite';
+export type { GradientSumsArgs } from './gradientSums';
 
 const OWNER = 'GradientAccumulator';
+
+/** How a contribution counts: a micro-batch's `LossCount`, or a reduced one's micro-batches and loss sum. */
+type Counted = LossCount & { microBatches?: number; lossSum?: number | null };
 
 
 /** A trained variable, its accumulator (created when it first carries a sum over a micro-step) and its EMA. */
@@ -109,6 +114,8 @@ export class GradientAccumulator {
   get variables(): readonly tf.Variable[] | null { return this.slots.length === 0 ? null : this.slots.map((s) => s.variable); }
   /** A copy of the counters and the open window. */
   get state(): AccumulatorCore { return copyCore(this.core); }
+  /** Micro-batches of the window now open, or of the next one (its schedule read now). */
+  get windowSize(): number { return this.core.window.size ?? this.resolveWindowSize(); }
 
   /**
    * One micro-step: computes this micro-batch's loss and gradient, adds the gradient to the
@@ -162,11 +169,42 @@ export class GradientAccumulator {
   }
 
   /**
+   * Adds gradients already summed elsewhere (e.g. by worker threads) over `args.microBatches`
+   * micro-batches as they are, and `args.count` to the window's divisor: exact, with no
+   * `sums / count` round trip, and fractional counts allowed. The window counts the
+   * micro-batches; when it is full the update runs, as in `step`. Validate-then-commit: on any
+   * error nothing has changed. The sums are not disposed. See {@link GradientSumsArgs}.
+   */
+  addGradientSums(sums: tf.NamedTensorMap, args: GradientSumsArgs): StepResult {
+    this.checkAlive('addGradientSums');
+    const known = new Map((this.varList ?? []).map((v) => [v.name, v]));
+    const resolve = (name: string) => (this.varList === null ? tf.engine().registeredVariables[name] ?? null : known.get(name) ?? null);
+    const c = checkGradientSums(`${OWNER}.addGradientSums`, sums, args, this.averaging, resolve);
+    this.checkRoom(`${OWNER}.addGradientSums`, 'args.microBatches', c.microBatches);
+    return this.accumulate(c.handed, c.gradients, null, { count: c.count, unit: c.unit, weight: 1, microBatches: c.microBatches, lossSum: c.lossSum });
+  }
+
+  /**
+   * Records micro-batches whose loss or gradient was found non-finite elsewhere (and left out of
+   * any sums), under the `nonFinite` policy, as `step` would have: `"error"` throws
+   * `NonFiniteGradientError` and changes nothing; the skip policies count them.
+   */
+  addNonFinite(microBatches: number, loss = Number.NaN): StepResult {
+    this.checkAlive('addNonFinite');
+    if (!isPositiveInteger(microBatches)) throw argumentError(`${OWNER}.addNonFinite`, 'microBatches', 'a positive integer', microBatches);
+    if (this.nonFinite === 'skip-window') this.checkRoom(`${OWNER}.addNonFinite`, 'microBatches', microBatches);
+    const windowSize = this.windowSize;
+    const { core, skipped } = applyNonFinitePolicy(OWNER, this.nonFinite, this.core, windowSize, loss, microBatches);
+    this.core = core.window.microBatches >= windowSize ? closedCore(core, 'dropped') : core;
+    return this.result({ loss, sampleCount: 0, window: core.window, skipped, applied: false, gradientNorm: null, windowSize });
+  }
+
+  /**
    * The shared second half of a micro-step: computes the new sums, checks them (one host read,
    * with the loss), and then commits the micro-batch, applying the window when it is full.
    * Nothing is committed before the update succeeded.
    */
-  private accumulate(handed: tf.Variable[], gradients: (tf.Tensor | null)[], meanLoss: tf.Scalar | null, counted: LossCount, count: tf.Scalar | null = null): StepResult {
+  private accumulate(handed: tf.Variable[], gradients: (tf.Tensor | null)[], meanLoss: tf.Scalar | null, counted: Counted, count: tf.Scalar | null = null): StepResult {
     if (this.swapped) throw new Error(`${OWNER}: the weights hold their EMA (inside withAveragedWeights); train only after it returns.`);
     const before = this.core;
     checkUnit(OWNER, before.window, counted.unit);
@@ -179,32 +217,26 @@ export class GradientAccumulator {
     const [readLoss, nonFinite, readCount] = check.dataSync();
     check.dispose();
     const loss = meanLoss === null ? Number.NaN : readLoss;
-    if (count !== null) {
-      if (readCount < 0) {
-        tf.dispose(sums.filter((s): s is tf.Tensor => s !== null));
-        throw argumentError(OWNER, 'lossFn', 'a function whose { loss, count } has a count ≥ 0', readCount);
-      }
-      counted = { ...counted, count: readCount };
-    }
+    if (count !== null) counted = { ...counted, count: readCount };
     const owned = sums.filter((s): s is tf.Tensor => s !== null);
+    const micro = counted.microBatches ?? 1;
     try {
-      // A micro-batch counting 0 (all tokens masked) has a loss of 0/0 but adds nothing: not a fault.
-      const lossFinite = meanLoss === null || Number.isFinite(loss) || (count !== null && readCount === 0 && Number.isFinite(readCount));
-      if (nonFinite !== 0 || !lossFinite || !Number.isFinite(counted.count)) {
-        const { core, skipped } = applyNonFinitePolicy(OWNER, this.nonFinite, before, windowSize, loss);
+      if (!isMicroBatchFinite(OWNER, { loss: meanLoss === null ? null : loss, probe: nonFinite, count: counted.count, countFromLoss: count !== null })) {
+        const { core, skipped } = applyNonFinitePolicy(OWNER, this.nonFinite, before, windowSize, loss, micro);
         const full = core.window.microBatches >= windowSize;
         this.core = full ? closedCore(core, 'dropped') : core;
         return this.result({ loss, sampleCount: counted.count, window: core.window, skipped, applied: false, gradientNorm: null, windowSize });
       }
       const next = copyCore(before);
-      next.counters.microStep += 1;
+      next.counters.microStep += micro;
       const w = next.window;
       w.size = windowSize;
       w.unit = w.unit === 'counts' ? 'counts' : counted.unit;
-      w.microBatches += 1;
+      w.microBatches += micro;
       w.weight += counted.count;
       w.touched = order.filter((_, i) => sums[i] !== null).map((v) => v.name);
-      w.lossSum = meanLoss === null || w.lossSum === null ? null : counted.count === 0 ? w.lossSum : w.lossSum + loss * counted.count;
+      const lossSum = counted.lossSum !== undefined ? counted.lossSum : meanLoss === null ? null : counted.count === 0 ? 0 : loss * counted.count;
+      w.lossSum = lossSum === null || w.lossSum === null ? null : w.lossSum + lossSum;
       if (w.microBatches < windowSize) {
         this.commitSums(order, sums);
         this.core = next;
@@ -413,6 +445,12 @@ export class GradientAccumulator {
   /** A micro-step's result, from what it did and the (just committed) counters. */
   private result(r: MicroStepOutcome): StepResult {
     return stepResult(this.core.counters, r);
+  }
+
+  /** Refuses a contribution of more micro-batches than the open window still takes (it cannot span two windows). */
+  private checkRoom(owner: string, parameter: string, microBatches: number): void {
+    const room = this.windowSize - this.core.window.microBatches;
+    if (microBatches > room) throw argumentError(owner, parameter, `at most ${room}, the micro-batches the open window still takes`, microBatches);
   }
 
   private checkAlive(call: string): void {
