@@ -40,3 +40,39 @@ export function finalizeAverages(slots: readonly AveragedSlot[]): void {
 export function startAverages(variables: readonly tf.Variable[], shadows: readonly (tf.Variable | null)[]): tf.Variable[] {
   return variables.map((v, i) => shadows[i] ?? tf.variable(v, false));
 }
+
+/**
+ * The swap of `withAveragedWeights` as state: whether the weights hold their averages now, and
+ * the one refusal that every call changing weights or state gives meanwhile.
+ */
+export class AverageSwap {
+  /** True between the two swaps. */
+  swapped = false;
+
+  constructor(private readonly owner: string, private readonly slots: () => readonly AveragedSlot[]) {}
+
+  /** Runs `fn` with the averages in the weights, and always swaps back (unless `swapBack` already did). */
+  async during<T>(fn: () => T | Promise<T>): Promise<T> {
+    swapAverages(this.slots());
+    this.swapped = true;
+    try {
+      return await fn();
+    } finally {
+      this.swapBack();
+    }
+  }
+
+  /** Puts the trained weights back now, if they are swapped out (`dispose` inside the swap). */
+  swapBack(): void {
+    if (!this.swapped) return;
+    swapAverages(this.slots());
+    this.swapped = false;
+  }
+
+  /** Throws a named error while the weights hold their averages: `call` would train or restore them. */
+  refuseInside(call: string): void {
+    if (this.swapped) {
+      throw new Error(`${this.owner}: ${call} was called inside withAveragedWeights, while the weights hold their EMA; call it after withAveragedWeights returns (nest nothing inside it). Nothing was changed.`);
+    }
+  }
+}
