@@ -1,7 +1,9 @@
 import * as tf from '@tensorflow/tfjs';
-import { CheckedAccumulatorArgs, checkAccumulatorArgs, GradientAccumulatorArgs, StepOptions, StepResult, UpdateResult } from './accumulatorArgs';
+import { CheckedAccumulatorArgs, checkAccumulatorArgs, GradientAccumulatorArgs, MicroStepOutcome, StepOptions, StepResult, stepResult, UpdateResult } from './accumulatorArgs';
 import { applyWindow, recordNorm, updateSettings } from './applyWindow';
-import { swapAverages } from './ema';
+import { finalizeAverages, startAverages, swapAverages } from './ema';
+import { externalGradients } from './externalGradients';
+import { PendingGuard } from './pendingGuard';
 import { windowSums } from './windowSums';
 import { argumentError, checkOptions, isPositiveInteger, verbatim } from './errors';
 import { CountedLoss, LossCount, microBatchGradients } from './lossGradient';
@@ -9,8 +11,9 @@ import { applyNonFinitePolicy, isMicroBatchFinite, NonFinitePolicy } from './non
 import { checkGradientSums, GradientSumsArgs } from './gradientSums';
 import { checkOptimizerAlive, releaseOptimizer } from './optimizerSnapshot';
 import { AccumulationSchedule, resolveAccumulationSteps } from './schedule';
-import { ACCUMULATOR_STATE_FORMAT, AccumulatorCore, AccumulatorState, Averaging, checkState, closedCore, copyCore, initialCore, OpenWindow, SetStateArgs } from './state';
-import { commitSlots, planRestore, serializeTensors } from './stateRestore';
+import { ACCUMULATOR_STATE_FORMAT, AccumulatorCore, AccumulatorState, Averaging, checkState, checkUnit, closedCore, copyCore, initialCore, SetStateArgs } from './state';
+import { captureTensors, readCaptured } from './stateCapture';
+import { commitSlots, planRestore } from './stateRestore';
 import { defaultVarList } from './varList';
 
 export type { GradientAccumulatorArgs, StepOptions, StepResult, TrainableVariable, UpdateResult } from './accumulatorArgs';
@@ -76,6 +79,8 @@ export class GradientAccumulator {
   private slots: Slot[] = [];
   private core: AccumulatorCore = initialCore();
   private disposed = false;
+  /** Refuses changes while a setState (or a getState through a custom optimizer's getWeights) is half-way. */
+  private readonly guard = new PendingGuard(OWNER);
 
   constructor(args: GradientAccumulatorArgs) {
     const checked = checkAccumulatorArgs(OWNER, args);
@@ -123,7 +128,7 @@ export class GradientAccumulator {
    *   non-finite gradient under `nonFinite: "error"`; nothing has changed when it throws.
    */
   step(lossFn: () => tf.Tensor | CountedLoss, options?: StepOptions): StepResult {
-    this.checkAlive();
+    this.checkAlive('step');
     if (typeof lossFn !== 'function') {
       throw argumentError(OWNER, 'lossFn', 'a function returning the micro-batch loss (a scalar mean, or a 1-D per-sample vector)', lossFn);
     }
@@ -150,19 +155,14 @@ export class GradientAccumulator {
    *   the micro-batch as one unit.
    */
   addGradients(grads: tf.NamedTensorMap, sampleCount: number | null = null): StepResult {
-    this.checkAlive();
+    this.checkAlive('addGradients');
     if (grads === null || typeof grads !== 'object') {
       throw argumentError(OWNER, 'grads', 'a map from variable name to gradient tensor', grads);
     }
     if (sampleCount !== null && !isPositiveInteger(sampleCount)) {
       throw argumentError(OWNER, 'sampleCount', 'a positive integer (the micro-batch size), or null', sampleCount);
     }
-    const handed = this.varList ?? Object.keys(grads).map((name, i) => {
-      const v = tf.engine().registeredVariables[name];
-      if (v === undefined) throw argumentError(OWNER, `grads (key ${i})`, 'keyed by names of registered variables', verbatim(`"${name}"`));
-      return v;
-    });
-    const gradients = handed.map((v) => grads[v.name] ?? null);
+    const { handed, gradients } = externalGradients(OWNER, grads, this.varList);
     const perSample = this.averaging === 'per-sample' && sampleCount !== null;
     const counted: LossCount = perSample ? { count: sampleCount, unit: 'samples', weight: sampleCount } : { count: 1, unit: 'micro-batches', weight: 1 };
     return this.accumulate(handed, gradients, null, counted);
@@ -176,7 +176,7 @@ export class GradientAccumulator {
    * error nothing has changed. The sums are not disposed. See {@link GradientSumsArgs}.
    */
   addGradientSums(sums: tf.NamedTensorMap, args: GradientSumsArgs): StepResult {
-    this.checkAlive();
+    this.checkAlive('addGradientSums');
     const known = new Map((this.varList ?? []).map((v) => [v.name, v]));
     const resolve = (name: string) => (this.varList === null ? tf.engine().registeredVariables[name] ?? null : known.get(name) ?? null);
     const c = checkGradientSums(`${OWNER}.addGradientSums`, sums, args, this.averaging, resolve);
@@ -190,7 +190,7 @@ export class GradientAccumulator {
    * `NonFiniteGradientError` and changes nothing; the skip policies count them.
    */
   addNonFinite(microBatches: number, loss = Number.NaN): StepResult {
-    this.checkAlive();
+    this.checkAlive('addNonFinite');
     if (!isPositiveInteger(microBatches)) throw argumentError(`${OWNER}.addNonFinite`, 'microBatches', 'a positive integer', microBatches);
     if (this.nonFinite === 'skip-window') this.checkRoom(`${OWNER}.addNonFinite`, 'microBatches', microBatches);
     const windowSize = this.windowSize;
@@ -207,14 +207,7 @@ export class GradientAccumulator {
   private accumulate(handed: tf.Variable[], gradients: (tf.Tensor | null)[], meanLoss: tf.Scalar | null, counted: Counted, count: tf.Scalar | null = null): StepResult {
     if (this.swapped) throw new Error(`${OWNER}: the weights hold their EMA (inside withAveragedWeights); train only after it returns.`);
     const before = this.core;
-    // Samples and counts from lossFn both count items and may mix; micro-batch units may not.
-    if (before.window.unit !== null && before.window.unit !== counted.unit && (before.window.unit === 'micro-batches' || counted.unit === 'micro-batches')) {
-      throw new Error(
-        `${OWNER}: every micro-batch of a window must report its size the same way under "per-sample" ` +
-          `averaging; this window counted ${before.window.unit} but this micro-step gives ${counted.unit}. ` +
-          'Always return a 1-D per-sample loss or pass sampleCount, or never do.',
-      );
-    }
+    checkUnit(OWNER, before.window, counted.unit);
     if (gradients.every((g) => g === null)) {
       throw argumentError(OWNER, 'the micro-batch gradient', 'non-empty: at least one trained variable must receive a gradient', verbatim('no gradient for any variable'));
     }
@@ -265,7 +258,7 @@ export class GradientAccumulator {
         if (accumulator === null) accumulator = tf.variable(sum, false);
         else accumulator.assign(sum);
       }
-      return { variable, accumulator, ema: this.slots[i]?.ema ?? (this.options.ema === null ? null : tf.variable(variable, false)) };
+      return { variable, accumulator, ema: this.slots[i]?.ema ?? null };
     });
   }
 
@@ -282,17 +275,11 @@ export class GradientAccumulator {
     }
     const { skipLargeUpdates: skip, ema, weightDecay } = this.options;
     const { rate, maxNorm } = updateSettings(OWNER, this.options, next);
-    // EMA shadows of variables seen for the first time start from their weights now.
-    const fresh: tf.Variable[] = [];
-    const shadows = ema === null ? null : order.map((v, i) => this.slots[i]?.ema ?? fresh[fresh.push(tf.variable(v, false)) - 1]);
-    let outcome: { applied: boolean; gradientNorm: number | null };
-    try {
-      outcome = applyWindow({ optimizer: this.optimizer, variables: order, sums, weight: w.weight, clipNorm: this.clipNorm, maxNorm, measureNorm: skip !== null, learningRate: rate, weightDecay, ema: ema === null ? null : { decay: ema.decay, shadows: shadows as tf.Variable[] }, owner: OWNER });
-    } catch (error) {
-      tf.dispose(fresh);
-      throw error;
-    }
-    this.slots = order.map((variable, i) => ({ variable, accumulator: this.slots[i]?.accumulator ?? null, ema: shadows?.[i] ?? null }));
+    const shadows = order.map((_, i) => this.slots[i]?.ema ?? null);
+    const outcome = applyWindow({ optimizer: this.optimizer, variables: order, sums, weight: w.weight, clipNorm: this.clipNorm, maxNorm, measureNorm: skip !== null, learningRate: rate, weightDecay, ema: ema === null ? null : { decay: ema.decay, shadows }, owner: OWNER });
+    // Averages missing so far start from the weights after this update (see ema.ts).
+    const averages = ema !== null && outcome.applied ? startAverages(order, shadows) : shadows;
+    this.slots = order.map((variable, i) => ({ variable, accumulator: this.slots[i]?.accumulator ?? null, ema: averages[i] }));
     if (!outcome.applied) {
       this.core = closedCore(next, 'too-large');
       return { applied: false, skipped: 'large-update', gradientNorm: outcome.gradientNorm };
@@ -307,7 +294,7 @@ export class GradientAccumulator {
    * are not lost or carried over. Does nothing on an empty window.
    */
   flush(): UpdateResult {
-    this.checkAlive();
+    this.checkAlive('flush');
     const w = this.core.window;
     const windowLoss = w.lossSum === null || w.weight === 0 ? null : w.lossSum / w.weight;
     const result = (r: { applied: boolean; skipped: 'window' | 'large-update' | null; gradientNorm: number | null }): UpdateResult => ({
@@ -329,7 +316,7 @@ export class GradientAccumulator {
    * the next epoch) and advances the epoch counter that epoch schedules read.
    */
   endEpoch(options?: { flush?: boolean }): UpdateResult | null {
-    this.checkAlive();
+    this.checkAlive('endEpoch');
     const { flush } = checkOptions<{ flush?: boolean }>(`${OWNER}.endEpoch`, 'options', options, ['flush']);
     if (flush !== undefined && typeof flush !== 'boolean') throw argumentError(`${OWNER}.endEpoch`, 'flush', 'true, false or left out', flush);
     const result = flush === false ? null : this.flush();
@@ -342,13 +329,21 @@ export class GradientAccumulator {
   /**
    * A JSON-serializable snapshot of everything needed to resume mid-window: the accumulators
    * keyed by variable name, the counters, the open window and (by default) the wrapped
-   * optimizer's own weights. Save the model's weights separately.
+   * optimizer's own weights. Save the model's weights separately (inside `withAveragedWeights`
+   * they hold the averages; the state holds the true averages either way).
+   *
+   * The snapshot is taken when it is called: a `step` before the promise settles does not reach
+   * it. Only an optimizer that is not built into tfjs is read later, through its own async
+   * `getWeights`; until then calls that change the accumulator are refused by name.
    */
   async getState(options?: { includeOptimizer?: boolean }): Promise<AccumulatorState> {
-    this.checkAlive();
+    // Everything up to the first await runs at the call: the snapshot is taken there.
+    this.checkAlive('getState');
     const { includeOptimizer } = checkOptions<{ includeOptimizer?: boolean }>(`${OWNER}.getState`, 'options', options, ['includeOptimizer']);
-    const tensors = await serializeTensors(this.slots, this.core.window.touched, includeOptimizer === false ? null : this.optimizer, this.options.ema !== null);
-    return { format: ACCUMULATOR_STATE_FORMAT, averaging: this.averaging, ...copyCore(this.core), ...tensors };
+    const core = copyCore(this.core);
+    const captured = captureTensors(this.slots, core.window.touched, includeOptimizer === false ? null : this.optimizer, this.options.ema === null ? null : { swapped: this.swapped });
+    const read = async (): Promise<AccumulatorState> => ({ format: ACCUMULATOR_STATE_FORMAT, averaging: this.averaging, ...core, ...(await readCaptured(captured)) });
+    return captured.pendingRead ? this.guard.during('getState', read) : read();
   }
 
   /**
@@ -358,19 +353,24 @@ export class GradientAccumulator {
    * this accumulator, its optimizer and the tensor count as they were.
    */
   async setState(state: AccumulatorState, args?: SetStateArgs): Promise<void> {
-    this.checkAlive();
+    this.checkAlive('setState');
     const owner = `${OWNER}.setState`;
+    if (this.swapped) throw new Error(`${owner}: the weights hold their EMA (inside withAveragedWeights); restore a state only after it returns. Nothing was changed.`);
     const { matchBy = 'name', includeOptimizer } = checkOptions<SetStateArgs>(owner, 'args', args, ['matchBy', 'includeOptimizer']);
     if (matchBy !== 'name' && matchBy !== 'order') throw argumentError(owner, 'matchBy', '"name" or "order"', matchBy);
-    const checked = checkState(owner, state, this.averaging);
+    return this.guard.during('setState', () => this.restore(owner, checkState(owner, state, this.averaging), matchBy, includeOptimizer !== false));
+  }
+
+  /** setState's checks on tensors and its commit, while the guard refuses other changes. */
+  private async restore(owner: string, checked: AccumulatorState, matchBy: 'name' | 'order', includeOptimizer: boolean): Promise<void> {
     const plan = await planRestore(owner, checked, {
       matchBy,
       known: this.slots.map((s) => s.variable),
       candidates: this.varList ?? defaultVarList(OWNER),
-      optimizer: includeOptimizer === false ? null : this.optimizer,
+      optimizer: includeOptimizer ? this.optimizer : null,
       withEma: this.options.ema !== null,
     });
-    // All checks passed: commit. The optimizer first (its only await), restored if it throws.
+    // All checks passed: commit. The optimizer first (an await only for a custom one), restored if it throws.
     await plan.commitOptimizer();
     this.slots = commitSlots(this.slots, plan);
     this.core = {
@@ -386,19 +386,37 @@ export class GradientAccumulator {
    * Variables never updated yet are their own average.
    */
   async withAveragedWeights<T>(fn: () => T | Promise<T>): Promise<T> {
-    this.checkAlive();
-    if (this.options.ema === null) throw argumentError(OWNER, 'ema', 'set (e.g. { decay: 0.999 }) to evaluate with averaged weights', undefined);
-    if (this.swapped) throw new Error(`${OWNER}: withAveragedWeights is already running; nest nothing inside it.`);
-    const swap = () => {
-      swapAverages(this.slots);
-      this.swapped = !this.swapped;
-    };
-    swap();
+    this.checkAverages('withAveragedWeights');
+    this.swap();
     try {
       return await fn();
     } finally {
-      swap();
+      // dispose() inside fn already swapped back.
+      if (this.swapped) this.swap();
     }
+  }
+
+  /**
+   * Writes the averages into the weights for good, as Keras's `finalize_variable_values` does at
+   * the end of `fit`: afterwards the model holds the EMA (for saving or serving), and the
+   * averages go on from there if training continues. Variables never updated stay as they are.
+   */
+  finalizeAveragedWeights(): void {
+    this.checkAverages('finalizeAveragedWeights');
+    finalizeAverages(this.slots);
+  }
+
+  /** Refuses an EMA call without `ema`, or inside `withAveragedWeights`. */
+  private checkAverages(call: string): void {
+    this.checkAlive(call);
+    if (this.options.ema === null) throw argumentError(`${OWNER}.${call}`, 'ema', 'set (e.g. { decay: 0.999 }) to use averaged weights', undefined);
+    if (this.swapped) throw new Error(`${OWNER}: ${call} was called inside withAveragedWeights; nest nothing inside it.`);
+  }
+
+  /** Swaps the weights and their averages (see `swapAverages`). */
+  private swap(): void {
+    swapAverages(this.slots);
+    this.swapped = !this.swapped;
   }
 
   /**
@@ -410,6 +428,9 @@ export class GradientAccumulator {
   dispose(options?: { keepOptimizer?: boolean }): void {
     const { keepOptimizer } = checkOptions<{ keepOptimizer?: boolean }>(`${OWNER}.dispose`, 'options', options, ['keepOptimizer']);
     if (this.disposed) return;
+    this.guard.check('dispose');
+    // Inside withAveragedWeights: the model gets its trained weights back first.
+    if (this.swapped) this.swap();
     tf.dispose(this.slots.flatMap((s) => [s.accumulator, s.ema]).filter((a): a is tf.Variable => a !== null));
     this.slots = [];
     if (keepOptimizer !== true) releaseOptimizer(this.optimizer);
@@ -422,30 +443,8 @@ export class GradientAccumulator {
   }
 
   /** A micro-step's result, from what it did and the (just committed) counters. */
-  private result(r: {
-    loss: number;
-    sampleCount: number;
-    window: OpenWindow;
-    skipped: 'micro-batch' | 'window' | 'large-update' | null;
-    applied: boolean;
-    gradientNorm: number | null;
-    windowSize: number;
-  }): StepResult {
-    const { counters } = this.core;
-    const { loss, sampleCount, window } = r;
-    return {
-      loss,
-      windowLoss: window.lossSum === null || window.weight === 0 ? null : window.lossSum / window.weight,
-      sampleCount,
-      applied: r.applied,
-      skipped: r.skipped,
-      microStep: counters.microStep,
-      updateStep: counters.updateStep,
-      epoch: counters.epoch,
-      windowPosition: window.microBatches,
-      accumulationSteps: r.windowSize,
-      gradientNorm: r.gradientNorm,
-    };
+  private result(r: MicroStepOutcome): StepResult {
+    return stepResult(this.core.counters, r);
   }
 
   /** Refuses a contribution of more micro-batches than the open window still takes (it cannot span two windows). */
@@ -454,8 +453,9 @@ export class GradientAccumulator {
     if (microBatches > room) throw argumentError(owner, parameter, `at most ${room}, the micro-batches the open window still takes`, microBatches);
   }
 
-  private checkAlive(): void {
+  private checkAlive(call: string): void {
     if (this.disposed) throw new Error(`${OWNER}: this accumulator was disposed; create a new one.`);
     checkOptimizerAlive(OWNER, this.optimizer);
+    this.guard.check(call);
   }
 }
