@@ -47,7 +47,7 @@ interface Slot {
  * State: counters and the open window are one plain object (`AccumulatorCore`), replaced whole
  * when a micro-step commits; a call that throws commits nothing.
  *
- * Length: about 420 lines, because each public call keeps its validate-then-commit sequence in one
+ * Length: about 460 lines, because each public call keeps its validate-then-commit sequence in one
  * place to be read as a whole; the pieces that are not sequencing (window sums, the update, state
  * tensors, the EMA swap, option checks) are already in modules of their own.
  *
