@@ -15,3 +15,5 @@ export type { Averaging, LegacyParallelState, ParallelAccumulatorState } from '.
 export type { WorkerTiming } from './protocol';
 export { measureParallelWindow } from './measure';
 export type { MeasureParallelArgs, ParallelMeasurement, ParallelWindowTiming } from './measure';
+export { measureProcessLimit } from './processLimit';
+export type { ProcessLimit, ProcessLimitArgs } from './processLimit';

@@ -107,6 +107,8 @@ export interface WorkerTiming {
   gcMs: number;
   /** Messages handled. */
   messages: number;
+  /** Micro-batches computed (finite or not). */
+  microBatches: number;
 }
 
 /** Worker → main. */

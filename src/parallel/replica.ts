@@ -37,7 +37,7 @@ export class Replica {
   private main: Part;
   private last: Part;
   private reports: MicroBatchReport[] = [];
-  private readonly timing: WorkerTiming = { computeMs: 0, unpackMs: 0, packMs: 0, idleMs: 0, gcMs: 0, messages: 0 };
+  private readonly timing: WorkerTiming = { computeMs: 0, unpackMs: 0, packMs: 0, idleMs: 0, gcMs: 0, messages: 0, microBatches: 0 };
   private readonly layout: PackedLayout;
   private readonly vars: tf.Variable[];
 
@@ -123,6 +123,7 @@ export class Replica {
       if (!finite) tf.dispose(fresh);
       tf.dispose([check, meanLoss, ...(count === null ? [] : [count]), ...gradients.filter((g): g is tf.Tensor => g !== null)]);
       this.timing.computeMs += performance.now() - start;
+      this.timing.microBatches += 1;
     }
   }
 
@@ -152,7 +153,7 @@ export class Replica {
     this.main = this.emptyPart();
     this.last = this.emptyPart();
     this.reports = [];
-    Object.assign(this.timing, { computeMs: 0, unpackMs: 0, packMs: 0, idleMs: 0, gcMs: 0, messages: 0 });
+    Object.assign(this.timing, { computeMs: 0, unpackMs: 0, packMs: 0, idleMs: 0, gcMs: 0, messages: 0, microBatches: 0 });
   }
 
   /** Counts one handled message (for the timing report). */

@@ -13,7 +13,8 @@ import { Replica } from './replica';
  * window as a whole.
  *
  * Timing inside the worker (reported with every reduce): compute, weight reads, packing, the idle
- * time between the end of one message and the arrival of the next, and this isolate's GC pauses.
+ * time between the end of one message and the arrival of the next within a round, and this
+ * isolate's GC pauses.
  */
 
 if (parentPort === null) throw new Error('tfjs-accumulate/parallel: worker.js runs only as a worker thread.');
@@ -74,8 +75,9 @@ async function main(): Promise<void> {
     } catch (e) {
       roundError ??= e;
     }
-    // The wait for the next message starts now (after a reduce it falls into the next round).
-    idleSince = performance.now();
+    // The wait for the next message starts now; after a reduce the worker waits for the next
+    // window, whose start the main thread decides, so that wait is not counted.
+    idleSince = message.type === 'reduce' ? null : performance.now();
   });
   send({ type: 'ready', backend: tf.getBackend(), notices });
 }

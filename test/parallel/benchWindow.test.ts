@@ -1,0 +1,24 @@
+import * as tf from '@tensorflow/tfjs';
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { singleThreadWindow, windowData } from '../../src/parallel/benchWindow';
+import { mlp } from '../../src/tutorial/models';
+
+describe('benchWindow', () => {
+  it('makes the same seeded window every time, and its single-thread run applies one update per window without leaking', () => {
+    const model = mlp({ normalization: 'none', inputShape: [4, 4, 1], classes: 3, seed: 2 });
+    const a = windowData(model, 3, 2);
+    const b = windowData(model, 3, 2);
+    assert.deepEqual([a.xsShape, a.ysShape, a.batches.length], [[2, 4, 4, 1], [2, 3], 3]);
+    assert.deepEqual(a.batches, b.batches, 'seeded');
+    const before = model.trainableWeights.map((w) => Array.from(w.read().dataSync()));
+    const window = singleThreadWindow(model, a, 'softmaxCrossEntropy');
+    window.run();
+    const tensors = tf.memory().numTensors;
+    window.run();
+    assert.equal(tf.memory().numTensors, tensors);
+    assert.notDeepEqual(model.trainableWeights.map((w) => Array.from(w.read().dataSync())), before, 'the window updated the weights');
+    window.dispose();
+    model.dispose();
+  });
+});
