@@ -207,7 +207,7 @@ export class GradientAccumulator {
    * Nothing is committed before the update succeeded.
    */
   private accumulate(handed: tf.Variable[], gradients: (tf.Tensor | null)[], meanLoss: tf.Scalar | null, counted: Counted, count: tf.Scalar | null = null): StepResult {
-    this.averages.refuseInside('step');
+    this.averages.refuseInside('a micro-step (step, addGradients, addGradientSums)');
     const before = this.core;
     checkUnit(OWNER, before.window, counted.unit);
     if (gradients.every((g) => g === null)) {
