@@ -2,9 +2,10 @@ import * as tf from '@tensorflow/tfjs';
 
 /**
  * The EMA of the weights (Polyak averaging). A variable's average starts from its value after
- * the first applied update that includes it, as Keras (`use_ema`) and torch's `AveragedModel`
- * (which Lightning uses) start theirs, and then follows `shadow ← decay · shadow + (1 − decay) · w`
- * on every applied update. Before that a variable has no shadow: it is its own average.
+ * the first applied update once the accumulator knows the variable, as Keras (`use_ema`) and
+ * torch's `AveragedModel` (which Lightning uses) start theirs, and then follows
+ * `shadow ← decay · shadow + (1 − decay) · w` on every applied update, as theirs average every
+ * parameter. Before that a variable has no shadow: it is its own average.
  */
 
 /** A trained variable and its shadow (null: no average yet). */
