@@ -134,7 +134,7 @@ function renderOutput(out: Output, md: MarkdownIt, env: RenderEnv, where: { note
       if (missing.length > 0) {
         where.errors.push(`${where.notebook}, cell ${where.cell}: the figure "${figureTitle(fig)}" needs trace type(s) ${missing.join(', ')}, which the site's Plotly bundle (plotly.js-basic-dist-min) lacks.`);
       }
-      return { html: chartHtml(fig, `figure-${where.cell}-${where.n}`, env.ui ?? ui('en')), searchText: plain, plotly: true };
+      return { html: chartHtml(fig, `figure-${where.cell}-${where.n}`), searchText: plain, plotly: true };
     }
     case 'image/png':
     case 'image/jpeg':

@@ -73,9 +73,6 @@ export interface UiStrings {
   pagerLabel: string;
   /** The phone header's button that opens the chapter menu (its accessible name is `chapters`). */
   menu: string;
-  /** A chart's accessible name; `{title}` is the figure's title. */
-  chartLabel: string;
-  chartAsText: string;
   /** An HTML output that is not inert; `{why}` names what it uses. */
   htmlAsText: string;
   anHtmlOutput: string;
@@ -126,8 +123,6 @@ const EN: UiStrings = {
   showOutput: 'Show output',
   pagerLabel: 'Previous and next chapter',
   menu: 'Chapters',
-  chartLabel: 'Chart: {title}',
-  chartAsText: 'The chart as text',
   htmlAsText: 'This HTML output is shown as text: it uses {why}, which the site does not run.',
   anHtmlOutput: '(an HTML output)',
   unsupportedOutput: '(an output of type {types} that a static page cannot show)',
@@ -189,8 +184,6 @@ const ZH: UiStrings = {
   showOutput: '显示输出',
   pagerLabel: '上一章和下一章',
   menu: '章节',
-  chartLabel: '图表：{title}',
-  chartAsText: '图表的文字版',
   htmlAsText: '这个 HTML 输出以纯文本显示：它用到了 {why}，本站不运行这类内容。',
   anHtmlOutput: '（一个 HTML 输出）',
   unsupportedOutput: '（类型为 {types} 的输出，静态页面无法显示）',

@@ -5,8 +5,7 @@ import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import { exportSite } from '../../../scripts/site/exportSite';
 import { BUNDLE_TRACE_TYPES, chartHtml, missingTraceTypes, PLOTLY_BUNDLE } from '../../../scripts/site/plotlyBundle';
-import { figureBundle, lineChart, type PlotlyFigure } from '../../../src/tutorial/plot';
-import { ui } from '../../../scripts/site/strings';
+import { figureBundle, lineChart, localizeFigure, type PlotlyFigure } from '../../../src/tutorial/plot';
 
 const line = lineChart({ title: 'Loss <per> update', xTitle: 'updateStep', yTitle: 'loss', series: [{ name: 's', x: [1, 2], y: [1, 0.5] }] });
 const heatmap: PlotlyFigure = { data: [{ type: 'heatmap' as never, x: [1], y: [1] }], layout: { title: { text: 'A heatmap' } } };
@@ -22,19 +21,20 @@ describe('missingTraceTypes', () => {
 
 describe('chartHtml', () => {
   it('labels the chart, keeps its static SVG and text, and gives plotly.js a layout without a fixed width', () => {
-    const out = chartHtml({ ...line, layout: { ...line.layout, width: 720 } }, 'figure-3-1', ui('en')).value;
+    const out = chartHtml({ ...line, layout: { ...line.layout, width: 720 } }, 'figure-3-1').value;
     assert.match(out, /<div class="chart" role="img" aria-label="Chart: Loss &lt;per&gt; update" aria-describedby="figure-3-1-text">/);
     assert.match(out, /<div class="static-chart" aria-hidden="true"><svg /);
     assert.match(out, /<pre id="figure-3-1-text">Loss &lt;per&gt; update \(x: updateStep, y: loss\)/);
     const json = JSON.parse(/<script type="application\/json" class="plotly-data">(.*?)<\/script>/s.exec(out)![1]) as PlotlyFigure;
     assert.equal(json.layout.width, undefined);
+    assert.match(out, /<summary>The chart as text<\/summary>/);
   });
 
-  it("speaks the page's language in its label and its text summary's heading", () => {
-    const out = chartHtml(line, 'figure-1-1', ui('zh-CN')).value;
-    assert.match(out, /aria-label="图表：Loss &lt;per&gt; update"/);
-    assert.match(out, /<summary>图表的文字版<\/summary>/);
-    assert.doesNotMatch(out, /The chart as text|Chart:/);
+  it('labels a figure a Chinese notebook showed in Chinese, from the locale the figure carries', () => {
+    const zh = localizeFigure(lineChart({ title: '损失', xTitle: 'updateStep', yTitle: '损失', series: [{ name: '本库', x: [1, 2], y: [1, 0.5] }] }), 'zh');
+    const out = chartHtml(zh, 'figure-1-1').value;
+    assert.match(out, /aria-label="图表：损失"/);
+    assert.match(out, /<summary>图表的文字版<\/summary><pre id="figure-1-1-text">损失（x: 更新步，y: 损失）/);
   });
 });
 
