@@ -69,8 +69,11 @@ describe('every page at 390×844, with its charts drawn', () => {
             const b = r.getBoundingClientRect();
             return { left: b.left, right: b.right, width: b.width };
           }),
+          // Chart titles, which site.js breaks into lines (Chinese ones between characters).
+          titles: Array.from(document.querySelectorAll('.plotly-figure .gtitle')).map((t) => [t.getBoundingClientRect().left, t.getBoundingClientRect().right]),
         }));
         assert.equal(layout.scrollWidth, layout.width, `${name}: scrollWidth ${layout.scrollWidth} at a ${layout.width} px viewport`);
+        for (const [l, r] of layout.titles) assert.ok(l >= 0 && r <= layout.width, `${name}: a chart title spans ${Math.round(l)}–${Math.round(r)}, outside 0–${layout.width}`);
         for (const p of layout.plots) assert.ok(p.left >= 0 && p.right <= layout.width && p.width > 100, `${name}: plot area ${p.left}–${p.right} inside 0–${layout.width}`);
         for (const scheme of ['light', 'dark'] as const) {
           await page.emulateMedia({ colorScheme: scheme });
