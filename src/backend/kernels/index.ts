@@ -11,6 +11,9 @@ import { fusedGradientPatches, noteFusedAttrsEverywhere, restoreFusedKernels } f
 import { identityPatches } from './identity';
 import { leadingAxisReducePatches } from './leadingAxisReduce';
 import { matMulPatches } from './matMul';
+import { nativeAddon } from './nativeBlas';
+import { nativeConv2dPatches, releaseNativeScratch } from './nativeConv2d';
+import { nativeMatMulPatches } from './nativeMatMul';
 import { reduceGradientPatches } from './reduceGrad';
 import { maxPoolGradPatches } from './maxPoolGrad';
 import {
@@ -30,9 +33,21 @@ import { clearWeightCache } from './weightCache';
  * what makes training on them fast enough to use. See each file for what it replaces and why.
  */
 
-/** The backends that have replacement kernels. */
-export const FAST_KERNEL_BACKENDS = ['wasm', 'cpu'] as const;
+/**
+ * The kernel sets that can be installed: `"wasm"` and `"cpu"` for those backends, and
+ * `"native"`, the cpu set with its matrix products and convolutions in the system CBLAS (the
+ * optional native addon; registered on tfjs's `cpu` backend, whose tensors it reads in place).
+ */
+export const FAST_KERNEL_BACKENDS = ['wasm', 'cpu', 'native'] as const;
 export type FastKernelBackend = (typeof FAST_KERNEL_BACKENDS)[number];
+
+/** The tfjs backend a kernel set is registered on. */
+export function tfjsBackendOf(set: FastKernelBackend): 'wasm' | 'cpu' {
+  return set === 'wasm' ? 'wasm' : 'cpu';
+}
+
+/** The native products and convolutions, which replace the cpu set's JS ones of the same kernels. */
+const NATIVE_PATCHES: KernelPatch[] = [...nativeMatMulPatches, ...nativeConv2dPatches];
 
 const ALL_PATCHES: KernelPatch[] = [
   ...matMulPatches,
@@ -63,6 +78,10 @@ export interface KernelReplacement {
 
 /** The replacement kernels available for a backend (installed or not). */
 export function fastKernelPatches(backendName: FastKernelBackend): KernelPatch[] {
+  if (backendName === 'native') {
+    const native = new Set(NATIVE_PATCHES.map((p) => p.kernelName));
+    return [...ALL_PATCHES.filter((p) => p.backendName === 'cpu' && !native.has(p.kernelName)), ...NATIVE_PATCHES];
+  }
   return ALL_PATCHES.filter((p) => p.backendName === backendName);
 }
 
@@ -75,11 +94,13 @@ export function installFastKernels(backendName: FastKernelBackend): KernelReplac
   if (!FAST_KERNEL_BACKENDS.includes(backendName)) {
     throw new Error(`installFastKernels: backendName must be one of ${FAST_KERNEL_BACKENDS.map((b) => `"${b}"`).join(', ')}; got ${JSON.stringify(backendName)}.`);
   }
+  // Before anything is registered: without the addon, "native" changes nothing.
+  if (backendName === 'native') nativeAddon('installFastKernels("native")');
   // Before our patches, so that the stock kernels they replace and restore note their attributes.
   noteFusedAttrsEverywhere();
   installKernels(fastKernelPatches(backendName));
   installGradients([batchNormGradientPatch, ...fusedGradientPatches, ...reduceGradientPatches]);
-  return installedFastKernels(backendName);
+  return installedFastKernels(tfjsBackendOf(backendName));
 }
 
 /**
@@ -87,10 +108,11 @@ export function installFastKernels(backendName: FastKernelBackend): KernelReplac
  * cached derived weights. The gradient replacements are removed once no backend uses them.
  */
 export function uninstallFastKernels(backendName?: FastKernelBackend): void {
-  uninstallKernels(backendName);
+  uninstallKernels(backendName === undefined ? undefined : tfjsBackendOf(backendName));
   // The fused-product gradient is gone with the last backend's kernels: so are its notes.
   if (listInstalledKernels().length === 0) restoreFusedKernels();
   clearWeightCache();
+  releaseNativeScratch();
 }
 
 /** The replacements currently installed, optionally for one backend. */
@@ -101,6 +123,9 @@ export function installedFastKernels(backendName?: string): KernelReplacement[] 
 }
 
 export { clearWeightCache, weightCacheSize } from './weightCache';
+export { loadNativeBlas, setNativeThreads, coreCount, NATIVE_ADDON_ENV_VAR } from './nativeBlas';
+export type { NativeBlasInfo, NativeStatus, LoadNativeBlasArgs } from './nativeBlas';
+export { nativeScratchSize, releaseNativeScratch } from './nativeConv2d';
 export { BATCH_NORM_GRAD } from './batchNormGrad';
 export { addChecked, ADD_CHECKED } from '../../core/addChecked';
 export type { CheckedSum } from '../../core/addChecked';
