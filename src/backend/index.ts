@@ -13,6 +13,6 @@ export { fusedGradientPatches } from './kernels/fusedGradients';
 export type { KernelReplacement, FastKernelBackend } from './kernels';
 // The optional native kernels (native/, the system CBLAS): loading, threads, what BLAS it is.
 export { loadNativeBlas, setNativeThreads, NATIVE_ADDON_ENV_VAR } from './kernels';
-export type { NativeBlasInfo, NativeStatus, LoadNativeBlasArgs } from './kernels';
+export type { NativeAddon, NativeBlasInfo, NativeStatus, LoadNativeBlasArgs } from './kernels';
 export { measureSimdPeak } from './kernels/simdPeak';
 export type { SimdPeak, SimdPeakArgs } from './kernels/simdPeak';

@@ -1,0 +1,119 @@
+import * as tf from '@tensorflow/tfjs';
+import { loadNativeBlas, NativeAddon, setNativeThreads } from '../../src/backend/index';
+
+/**
+ * The bench's measurements of the native path (the cpu backend with its products in the system
+ * CBLAS) besides its rows: the addon's own GEMM peak, which the roofline compares the native rows
+ * with, and where a native step's time goes when it misses its target.
+ */
+
+/** GFLOP/s of the addon's sgemm on n x n matrices: the best of timed blocks, at `threads`. */
+export function nativeGemmPeak(n: number, seconds: number, threads: number): { gflops: number; threads: number | null } | null {
+  const status = loadNativeBlas();
+  if (!status.available) return null;
+  const reported = setNativeThreads(threads);
+  const a = new Float32Array(n * n).fill(0.5);
+  const b = new Float32Array(n * n).fill(0.25);
+  const c = new Float32Array(n * n);
+  const product = () => status.addon.sgemm(false, false, n, n, n, a, n, n * n, b, n, n * n, c, n, n * n, 1, 0);
+  for (let i = 0; i < 3; i++) product();
+  let best = 0;
+  const end = performance.now() + seconds * 1000;
+  while (performance.now() < end) {
+    const t = performance.now();
+    for (let i = 0; i < 5; i++) product();
+    best = Math.max(best, (5 * 2 * n * n * n) / ((performance.now() - t) * 1e6));
+  }
+  setNativeThreads(1);
+  return { gflops: best, threads: reported };
+}
+
+/** The kernels whose time is matrix products (and, for convolutions, their im2col/col2im). */
+const PRODUCT_KERNELS = new Set(['BatchMatMul', '_FusedMatMul', 'Conv2D', 'FusedConv2D', 'Conv2DBackpropFilter', 'Conv2DBackpropInput']);
+
+/** Where a step's wall time goes, in ms per step (medians over profiled calls). */
+export interface StepBreakdown {
+  wallMs: number;
+  /** Inside cblas_sgemm. */
+  blasMs: number;
+  /** In the product kernels outside the BLAS: im2col, col2im, bias fill, allocation (the copies). */
+  copiesMs: number;
+  /** In every other kernel: activations, BatchNorm, pooling, reductions, the optimizer's arithmetic. */
+  elementwiseMs: number;
+  /** The rest: tfjs's engine (op dispatch, the gradient tape, tensor bookkeeping) and JS between ops. */
+  dispatchMs: number;
+  /** The slowest non-product kernels, ms per step. */
+  topKernels: { name: string; ms: number }[];
+}
+
+/**
+ * Profiles `calls` calls of `call` (one step) on the native path: tfjs's per-kernel times
+ * (`tf.profile`), the time inside the addon's sgemm (by timing a wrapper around it), and the
+ * unprofiled wall time of the same step, `wallMs`, measured before. Dispatch is what remains.
+ */
+export async function nativeBreakdown(call: () => void, wallMs: number, calls: number): Promise<StepBreakdown | null> {
+  const status = loadNativeBlas();
+  if (!status.available) return null;
+  const real = status.addon;
+  let blasMs = 0;
+  const timing: NativeAddon = {
+    sgemm: (...args: Parameters<NativeAddon['sgemm']>) => {
+      const t = performance.now();
+      real.sgemm(...args);
+      blasMs += performance.now() - t;
+    },
+    info: () => real.info(),
+    setThreads: (n) => real.setThreads(n),
+  };
+  loadNativeBlas({ reload: true, load: () => timing });
+  const perKernel = new Map<string, number>();
+  let productMs = 0;
+  try {
+    for (let i = 0; i < calls; i++) {
+      const profile = await tf.profile(call);
+      for (const k of profile.kernels) {
+        const ms = typeof k.kernelTimeMs === 'number' ? k.kernelTimeMs : 0;
+        if (PRODUCT_KERNELS.has(k.name)) productMs += ms;
+        else perKernel.set(k.name, (perKernel.get(k.name) ?? 0) + ms);
+      }
+    }
+  } finally {
+    loadNativeBlas({ reload: true });
+  }
+  const elementwise = [...perKernel.values()].reduce((s, v) => s + v, 0) / calls;
+  const blas = blasMs / calls;
+  const copies = Math.max(0, productMs / calls - blas);
+  return {
+    wallMs,
+    blasMs: blas,
+    copiesMs: copies,
+    elementwiseMs: elementwise,
+    dispatchMs: Math.max(0, wallMs - blas - copies - elementwise),
+    topKernels: [...perKernel.entries()].map(([name, ms]) => ({ name, ms: ms / calls })).sort((a, b) => b.ms - a.ms).slice(0, 4),
+  };
+}
+
+/** One line per breakdown: each part's share of the wall time. */
+export function breakdownLine(label: string, b: StepBreakdown): string {
+  const share = (ms: number) => `${((100 * ms) / b.wallMs).toFixed(0)}% (${ms.toFixed(2)} ms)`;
+  return (
+    `| ${label} | ${b.wallMs.toFixed(2)} | ${share(b.blasMs)} | ${share(b.copiesMs)} | ${share(b.elementwiseMs)} | ${share(b.dispatchMs)} | ` +
+    `${b.topKernels.map((k) => `${k.name} ${k.ms.toFixed(2)}`).join(', ')} |`
+  );
+}
+
+/** Where the time of each native row that missed its target goes. */
+export function breakdownTable(report: { breakdowns?: { label: string; breakdown: StepBreakdown }[] }): string[] {
+  const breakdowns = report.breakdowns ?? [];
+  if (breakdowns.length === 0) return [];
+  return [
+    '',
+    'Native rows that missed their one-thread target: where one step\'s median wall time goes. BLAS: inside cblas_sgemm (timed around the',
+    'addon); copies: the rest of the product kernels (im2col, col2im, bias fill, allocation); elementwise: every other kernel (tf.profile);',
+    "dispatch: the remainder, tfjs's engine (op dispatch, the gradient tape, tensor bookkeeping) and JS between ops.",
+    '',
+    '| row | wall ms | BLAS | copies | elementwise | dispatch | slowest other kernels (ms) |',
+    '|---|---|---|---|---|---|---|',
+    ...breakdowns.map((b) => breakdownLine(b.label, b.breakdown)),
+  ];
+}
