@@ -7,9 +7,9 @@ import { coreCount, loadNativeBlas, NativeBlasInfo, NativeStatus, setNativeThrea
  * Choosing the fastest tfjs backend this machine can run, and saying what was chosen.
  *
  * Order of preference: `tensorflow` (tfjs-node, native TensorFlow) when
- * `require('@tensorflow/tfjs-node')` works; else `native` (the cpu backend with this project's
- * kernels and its products and convolutions in the system CBLAS) when the optional native addon
- * was built; else `wasm` (XNNPACK) with this project's kernels registered; else `cpu` (pure JS)
+ * `require('@tensorflow/tfjs-node')` works; else `native` (the wasm backend with this project's
+ * kernels and its matrix products and convolution filter gradients in the system CBLAS, on the
+ * wasm heap) when the optional native addon was built; else `wasm` (XNNPACK) with this project's kernels registered; else `cpu` (pure JS)
  * with this project's replacements for its slowest kernels.
  * A backend that is missing or fails to start costs one line on the notice channel and the next
  * one is tried; nothing throws unless `strict` is set or no backend at all can start.
@@ -19,16 +19,18 @@ import { coreCount, loadNativeBlas, NativeBlasInfo, NativeStatus, setNativeThrea
  * What `selectBackend` may be asked for:
  * - `"auto"` (default): the first of tensorflow, native, wasm, cpu that starts;
  * - `"tensorflow"`: tfjs-node (falls through to native, wasm, then cpu, with a notice, unless `strict`);
- * - `"native"`: the cpu backend with the native CBLAS kernels (falls through to wasm, then cpu);
+ * - `"native"`: wasm with the native CBLAS kernels (falls through to wasm, then cpu);
+ * - `"native-cpu"`: the cpu backend with the native CBLAS kernels, products and every
+ *   convolution kernel (for comparisons: the rest of a step is slower on cpu; falls through to cpu);
  * - `"wasm"`: wasm with this project's kernels (falls through to cpu unless `strict`);
  * - `"cpu"`: pure-JS cpu with this project's kernels;
  * - `"wasm-stock"`, `"cpu-stock"`: the backend with tfjs's own kernels only (for comparisons;
  *   stock wasm cannot train CNNs: it has no Conv2DBackpropFilter).
  */
-export type BackendPreference = 'auto' | 'tensorflow' | 'native' | 'wasm' | 'cpu' | 'wasm-stock' | 'cpu-stock';
+export type BackendPreference = 'auto' | 'tensorflow' | 'native' | 'native-cpu' | 'wasm' | 'cpu' | 'wasm-stock' | 'cpu-stock';
 
 /** Every accepted preference, in the order above. */
-export const BACKEND_PREFERENCES: readonly BackendPreference[] = ['auto', 'tensorflow', 'native', 'wasm', 'cpu', 'wasm-stock', 'cpu-stock'];
+export const BACKEND_PREFERENCES: readonly BackendPreference[] = ['auto', 'tensorflow', 'native', 'native-cpu', 'wasm', 'cpu', 'wasm-stock', 'cpu-stock'];
 
 /** The environment variable read when `selectBackend` gets no argument. */
 export const BACKEND_ENV_VAR = 'TFJS_ACCUMULATE_BACKEND';
@@ -157,6 +159,7 @@ export async function selectBackend(preference?: BackendPreference, args: Select
     auto: ['tensorflow', 'native', 'wasm', 'cpu'],
     tensorflow: ['tensorflow', 'native', 'wasm', 'cpu'],
     native: ['native', 'wasm', 'cpu'],
+    'native-cpu': ['native-cpu', 'cpu'],
     wasm: ['wasm', 'cpu'],
     cpu: ['cpu'],
     'wasm-stock': ['wasm-stock'],
@@ -179,12 +182,12 @@ export async function selectBackend(preference?: BackendPreference, args: Select
     // tfjs-node is optional: its absence under "auto" is the normal case on most machines. An
     // unbuilt native addon was already explained once by the install; under "auto" the report
     // says why (report.native.reason) without another notice.
-    if (attempt === 'native' && !explicit) continue;
+    if (attempt.startsWith('native') && !explicit) continue;
     notice(`tfjs-accumulate: ${attempt} backend unavailable (${failure}); trying ${next}.`);
   }
   const backend = tf.getBackend();
-  const fast = chosen === 'wasm' || chosen === 'cpu' || chosen === 'native';
-  if (chosen === 'native' && state.native.info !== null) {
+  const fast = chosen === 'wasm' || chosen === 'cpu' || chosen === 'native' || chosen === 'native-cpu';
+  if ((chosen === 'native' || chosen === 'native-cpu') && state.native.info !== null) {
     state.native.active = true;
     state.native.info.threads = setNativeThreads(threads);
   }
@@ -213,7 +216,7 @@ export async function selectBackend(preference?: BackendPreference, args: Select
   };
 }
 
-type Attempt = 'tensorflow' | 'native' | 'wasm' | 'cpu' | 'wasm-stock' | 'cpu-stock';
+type Attempt = 'tensorflow' | 'native' | 'native-cpu' | 'wasm' | 'cpu' | 'wasm-stock' | 'cpu-stock';
 
 interface SelectionState {
   tfjsNode: EnvironmentReport['tfjsNode'];
@@ -242,7 +245,7 @@ async function tryBackend(attempt: Attempt, args: SelectBackendArgs, state: Sele
       state.tfjsNode = { available: true, reason: null };
       return null;
     }
-    if (attempt === 'native') {
+    if (attempt === 'native' || attempt === 'native-cpu') {
       const status = (args.loadNative ?? (() => loadNativeBlas()))();
       if (!status.available) {
         state.native = { ...state.native, reason: status.reason };
@@ -250,7 +253,7 @@ async function tryBackend(attempt: Attempt, args: SelectBackendArgs, state: Sele
       }
       state.native = { available: true, active: false, reason: null, path: status.path, info: status.addon.info() };
     }
-    const set: FastKernelBackend = attempt.startsWith('wasm') ? 'wasm' : attempt === 'native' ? 'native' : 'cpu';
+    const set: FastKernelBackend = attempt === 'native' || attempt === 'native-cpu' ? attempt : attempt.startsWith('wasm') ? 'wasm' : 'cpu';
     const name = tfjsBackendOf(set);
     if (name === 'wasm') {
       const wasm = dynamicRequire(TFJS_WASM) as { getThreadsCount(): number };

@@ -53,17 +53,17 @@ test('with no preference and no native addon it picks tfjs-node, else wasm with 
 test('with no preference it picks the native kernels when the addon loads, at one thread', { skip: tfjsNodeInstalled || !nativeBuilt }, async () => {
   const { notices, onNotice } = collector();
   const report = await selectBackend(undefined, { env: {}, onNotice });
-  assert.equal(report.backend, 'cpu');
-  assert.equal(tf.getBackend(), 'cpu');
+  assert.equal(report.backend, 'wasm', 'the native products run on the wasm heap');
+  assert.equal(tf.getBackend(), 'wasm');
   assert.ok(report.fastKernels);
   assert.equal(report.native.available, true);
   assert.equal(report.native.active, true);
   assert.match(report.native.path ?? '', /tfjs_accumulate_blas\.node$/);
-  assert.ok(report.kernelsReplaced.some((k) => k.kernel === 'BatchMatMul' && k.backend === 'cpu' && k.description.startsWith('native:')));
+  assert.ok(report.kernelsReplaced.some((k) => k.kernel === 'BatchMatMul' && k.backend === 'wasm' && k.description.startsWith('native:')));
   assert.ok(report.kernelsReplaced.some((k) => k.kernel === 'Conv2DBackpropFilter' && k.description.startsWith('native:')));
   assert.equal(notices.length, 1, 'only tfjs-node\'s absence is a notice');
   const text = describeEnvironment(report);
-  assert.match(text, /^backend: cpu \+ tfjs-accumulate native kernels \(requested "auto" by default\)/);
+  assert.match(text, /^backend: wasm \+ tfjs-accumulate native kernels \(requested "auto" by default\)/);
   if (report.native.info?.blas === 'OpenBLAS') {
     assert.equal(report.native.info.threads, 1);
     assert.match(text, /^native: in use: OpenBLAS \d+\.\d+\.\d+ .*, core \w+, 1 thread$/m);
@@ -96,7 +96,7 @@ test('asking for native where the addon is absent costs one notice and falls thr
 });
 
 test('a bad preference is rejected, naming the parameter and the accepted values', async () => {
-  await assert.rejects(selectBackend('gpu' as never), /selectBackend: preference must be one of "auto", "tensorflow", "native", "wasm", "cpu", "wasm-stock", "cpu-stock", or left out; got "gpu"/);
+  await assert.rejects(selectBackend('gpu' as never), /selectBackend: preference must be one of "auto", "tensorflow", "native", "native-cpu", "wasm", "cpu", "wasm-stock", "cpu-stock", or left out; got "gpu"/);
   await assert.rejects(selectBackend(undefined, { env: { [BACKEND_ENV_VAR]: 'fast' } }), /selectBackend: the TFJS_ACCUMULATE_BACKEND environment variable must be one of .*"cpu-stock", or unset; got "fast"/);
 });
 
@@ -175,7 +175,7 @@ test('describeEnvironment names the runtime: Node under Node, Deno with its own 
 });
 
 test('training works after selection on every fast and stock backend', async () => {
-  for (const preference of ['wasm', 'cpu', 'cpu-stock', 'wasm-stock', ...(nativeBuilt ? (['native'] as const) : [])] as const) {
+  for (const preference of ['wasm', 'cpu', 'cpu-stock', 'wasm-stock', ...(nativeBuilt ? (['native', 'native-cpu'] as const) : [])] as const) {
     await selectBackend(preference);
     const w = tf.variable(tf.zeros([3, 1]));
     const x = tf.ones([4, 3]);

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
 import assert from 'node:assert/strict';
-import { installFastKernels, loadNativeBlas, uninstallFastKernels } from '../../src/backend/kernels';
+import { installFastKernels, loadNativeBlas, tfjsBackendOf, uninstallFastKernels } from '../../src/backend/kernels';
 
 /**
  * Shared test machinery for the kernel tests: run the same computation on stock cpu (the
@@ -14,8 +14,8 @@ export const TOLERANCE = 1e-5;
 /** The backends under test, each with the project's kernels installed. */
 export const FAST_BACKENDS = ['wasm', 'cpu'] as const;
 
-/** A kernel set under test: a backend with the project's kernels, or `"native"` (cpu + CBLAS). */
-export type ParityBackend = 'wasm' | 'cpu' | 'native';
+/** A kernel set under test: a backend with the project's kernels, or `"native"` / `"native-cpu"` (wasm / cpu + CBLAS). */
+export type ParityBackend = 'wasm' | 'cpu' | 'native' | 'native-cpu';
 
 /**
  * Set where the native path must be tested (CI, `npm test`): then an unbuilt addon fails the
@@ -36,7 +36,7 @@ export function nativeAvailable(): boolean {
 }
 
 /** What {@link expectParity} compares against stock cpu by default: wasm, cpu, and native when built. */
-export const PARITY_BACKENDS: readonly ParityBackend[] = [...FAST_BACKENDS, ...(nativeAvailable() ? (['native'] as const) : [])];
+export const PARITY_BACKENDS: readonly ParityBackend[] = [...FAST_BACKENDS, ...(nativeAvailable() ? (['native', 'native-cpu'] as const) : [])];
 
 /** Deterministic pseudo-random floats in [-1, 1) (mulberry32), independent of any backend. */
 export function randomValues(size: number, seed: number): Float32Array {
@@ -54,7 +54,7 @@ export function randomValues(size: number, seed: number): Float32Array {
 
 /** Switches to a backend with the project's kernels (fast) or tfjs's own (stock). */
 export async function useBackend(name: ParityBackend, fast: boolean): Promise<void> {
-  const backend = name === 'native' ? 'cpu' : name;
+  const backend = tfjsBackendOf(name);
   assert.ok(await tf.setBackend(backend), `backend ${backend} must start`);
   if (fast) installFastKernels(name);
   else uninstallFastKernels(name);

@@ -18,6 +18,7 @@ import { reduceGradientPatches } from './reduceGrad';
 import { maxPoolGradPatches } from './maxPoolGrad';
 import {
   GradientPatch,
+  KernelFn,
   installGradients,
   installKernels,
   KernelPatch,
@@ -34,20 +35,35 @@ import { clearWeightCache } from './weightCache';
  */
 
 /**
- * The kernel sets that can be installed: `"wasm"` and `"cpu"` for those backends, and
- * `"native"`, the cpu set with its matrix products and convolutions in the system CBLAS (the
- * optional native addon; registered on tfjs's `cpu` backend, whose tensors it reads in place).
+ * The kernel sets that can be installed: `"wasm"` and `"cpu"` for those backends; `"native"`,
+ * the wasm set with its matrix products and convolutions in the system CBLAS (the optional
+ * native addon, reading and writing the wasm heap in place); and `"native-cpu"`, the same
+ * products on the cpu backend's arrays. The native products live on wasm because the rest of a
+ * training step (elementwise kernels, BatchNorm, pooling) is several times faster there than on
+ * cpu (docs/benchmark.md, the native rows).
  */
-export const FAST_KERNEL_BACKENDS = ['wasm', 'cpu', 'native'] as const;
+export const FAST_KERNEL_BACKENDS = ['wasm', 'cpu', 'native', 'native-cpu'] as const;
 export type FastKernelBackend = (typeof FAST_KERNEL_BACKENDS)[number];
 
 /** The tfjs backend a kernel set is registered on. */
 export function tfjsBackendOf(set: FastKernelBackend): 'wasm' | 'cpu' {
-  return set === 'wasm' ? 'wasm' : 'cpu';
+  return set === 'wasm' || set === 'native' ? 'wasm' : 'cpu';
 }
 
-/** The native products and convolutions, which replace the cpu set's JS ones of the same kernels. */
-const NATIVE_PATCHES: KernelPatch[] = [...nativeMatMulPatches, ...nativeConv2dPatches];
+/**
+ * The native products and convolutions of a backend. Each replaces the project's kernel of the
+ * same name on that backend and hands the cases it skips (dtypes, NCHW, one input channel on
+ * wasm) to it, so the fallback is the project's kernel, not tfjs's. Built once: the registry
+ * recognizes an installed patch by identity.
+ */
+function nativePatches(backendName: 'wasm' | 'cpu'): KernelPatch[] {
+  return [...nativeMatMulPatches(backendName), ...nativeConv2dPatches(backendName)].map((native) => {
+    const own = ALL_PATCHES.find((p) => p.backendName === backendName && p.kernelName === native.kernelName);
+    return own ? { ...native, build: (stock: KernelFn | undefined) => native.build(own.build(stock)) } : native;
+  });
+}
+let nativeCache: Record<'wasm' | 'cpu', KernelPatch[]> | null = null;
+const nativePatchesOf = (backendName: 'wasm' | 'cpu'): KernelPatch[] => (nativeCache ??= { wasm: nativePatches('wasm'), cpu: nativePatches('cpu') })[backendName];
 
 const ALL_PATCHES: KernelPatch[] = [
   ...matMulPatches,
@@ -78,9 +94,11 @@ export interface KernelReplacement {
 
 /** The replacement kernels available for a backend (installed or not). */
 export function fastKernelPatches(backendName: FastKernelBackend): KernelPatch[] {
-  if (backendName === 'native') {
-    const native = new Set(NATIVE_PATCHES.map((p) => p.kernelName));
-    return [...ALL_PATCHES.filter((p) => p.backendName === 'cpu' && !native.has(p.kernelName)), ...NATIVE_PATCHES];
+  if (backendName === 'native' || backendName === 'native-cpu') {
+    const base = tfjsBackendOf(backendName);
+    const native = nativePatchesOf(base);
+    const names = new Set(native.map((p) => p.kernelName));
+    return [...ALL_PATCHES.filter((p) => p.backendName === base && !names.has(p.kernelName)), ...native];
   }
   return ALL_PATCHES.filter((p) => p.backendName === backendName);
 }
@@ -95,7 +113,7 @@ export function installFastKernels(backendName: FastKernelBackend): KernelReplac
     throw new Error(`installFastKernels: backendName must be one of ${FAST_KERNEL_BACKENDS.map((b) => `"${b}"`).join(', ')}; got ${JSON.stringify(backendName)}.`);
   }
   // Before anything is registered: without the addon, "native" changes nothing.
-  if (backendName === 'native') nativeAddon('installFastKernels("native")');
+  if (backendName === 'native' || backendName === 'native-cpu') nativeAddon(`installFastKernels("${backendName}")`);
   // Before our patches, so that the stock kernels they replace and restore note their attributes.
   noteFusedAttrsEverywhere();
   installKernels(fastKernelPatches(backendName));

@@ -31,19 +31,26 @@ function convAndGradients(c: ConvCase, seed: number): () => tf.Tensor[] {
   };
 }
 
-test('native Conv2D and both of its gradients match stock cpu on every case', { skip }, async () => {
+test('native Conv2D and both of its gradients match stock cpu on every case (cpu: all in the addon)', { skip }, async () => {
   const calls = await countingNativeCalls(async () => {
-    for (const [i, c] of CASES.entries()) await expectParity(`native conv, ${describeCase(c)}`, convAndGradients(c, 10 * i), ['native']);
+    for (const [i, c] of CASES.entries()) await expectParity(`native-cpu conv, ${describeCase(c)}`, convAndGradients(c, 10 * i), ['native-cpu']);
   });
   // Per case: the forward pass twice (the loss runs its own) and the two gradients; the one case
   // whose padding is wider than the filter still runs natively (im2col reads the padding as zero).
   assert.equal(calls, CASES.length * 4, 'every product ran in the addon');
 });
 
+test('on wasm the native filter gradient takes every case with more than one input channel', { skip }, async () => {
+  const calls = await countingNativeCalls(async () => {
+    for (const [i, c] of CASES.entries()) await expectParity(`native conv, ${describeCase(c)}`, convAndGradients(c, 10 * i), ['native']);
+  });
+  assert.equal(calls, CASES.filter((c) => c.x[3] > 1).length, 'one filter gradient per case with ci > 1; the rest is XNNPACK');
+});
+
 test('native dilated forward convolution and fused convolution with bias and activation match stock cpu', { skip }, async () => {
-  await expectParity('native dilated conv', () => tf.conv2d(randomTensor([2, 9, 9, 2], 1) as tf.Tensor4D, randomTensor([3, 3, 2, 3], 2) as tf.Tensor4D, 1, 'same', 'NHWC', 2), ['native']);
+  await expectParity('native dilated conv', () => tf.conv2d(randomTensor([2, 9, 9, 2], 1) as tf.Tensor4D, randomTensor([3, 3, 2, 3], 2) as tf.Tensor4D, 1, 'same', 'NHWC', 2), ['native', 'native-cpu']);
   for (const activation of ['linear', 'relu', 'prelu'] as const) {
-    for (const biasShape of [[4], [2, 6, 6, 4]]) {
+    for (const [biasShape, sets] of [[[4], ['native', 'native-cpu']], [[2, 6, 6, 4], ['native-cpu']]] as [number[], ('native' | 'native-cpu')[]][]) {
       await expectParity(`native fused conv ${activation} bias [${biasShape}]`, () =>
         tf.fused.conv2d({
           x: randomTensor([2, 6, 6, 3], 1) as tf.Tensor4D,
@@ -53,13 +60,13 @@ test('native dilated forward convolution and fused convolution with bias and act
           bias: randomTensor(biasShape, 3),
           activation,
           preluActivationWeights: activation === 'prelu' ? randomTensor([4], 4) : undefined,
-        }), ['native']);
+        }), sets);
     }
   }
 });
 
 test('the im2col buffer is one shared scratch: reused by every call, freed with the kernels', { skip }, async () => {
-  await useBackend('native', true);
+  await useBackend('native-cpu', true);
   const c = CONV_CASES[CONV_CASES.length - 1];
   const run = convAndGradients(c, 1);
   tf.dispose(tf.tidy(run));
@@ -68,17 +75,19 @@ test('the im2col buffer is one shared scratch: reused by every call, freed with 
   assert.equal(size, n * h * w * 9 * ci, 'the largest patch matrix of the case, no more');
   tf.dispose(tf.tidy(run));
   assert.equal(nativeScratchSize(), size, 'not grown by a second step');
-  uninstallFastKernels('native');
+  uninstallFastKernels('native-cpu');
   assert.equal(nativeScratchSize(), 0);
 });
 
 test('native convolutions leak no tensor and no backend buffer', { skip }, async () => {
-  await useBackend('native', true);
-  for (const c of [CONV_CASES[2], CASES[CASES.length - 3]]) {
-    await expectNoLeak(`native conv ${describeCase(c)}`, async () => {
-      const out = tf.tidy(convAndGradients(c, 5));
-      await out[2].data();
-      tf.dispose(out);
-    });
+  for (const set of ['native', 'native-cpu'] as const) {
+    await useBackend(set, true);
+    for (const c of [CONV_CASES[2], CONV_CASES[CONV_CASES.length - 1], CASES[CASES.length - 3]]) {
+      await expectNoLeak(`native conv ${describeCase(c)}`, async () => {
+        const out = tf.tidy(convAndGradients(c, 5));
+        await out[2].data();
+        tf.dispose(out);
+      });
+    }
   }
 });

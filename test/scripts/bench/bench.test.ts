@@ -46,7 +46,7 @@ test('bench --quick writes rows with spread, threads, load and a roofline', () =
     assert.ok(result.roofline.nativeGemm.one > 0, 'the addon\'s GEMM peak');
     assert.match(run.stdout, /Native path: the addon's cblas_sgemm 512x512 [0-9.]+ GFLOP\/s at 1 thread/);
     assert.match(run.stdout, /\| SimpleNet 10-1, step of 64, native \| [0-9.]+ \| — \| —% \| [0-9.]+ \| [0-9]+% of OpenBLAS \|/);
-    assert.match(result.environments['native (CBLAS)'], /^backend: cpu \+ tfjs-accumulate native kernels/);
+    assert.match(result.environments['native (CBLAS)'], /^backend: wasm \+ tfjs-accumulate native kernels/);
   }
   assert.equal(result.rows[0].flops, 2 * 64 * 2 * 10, 'SimpleNet: forward and weight gradient of a 10 -> 1 layer');
   assert.ok(result.roofline.wasmSimd.gflops > 0);
