@@ -99,6 +99,8 @@ const CONFIG = {
   otherBackends: [
     { label: 'tfjs-node', preference: 'tensorflow', full: true },
     { label: 'cpu + kernels', preference: 'cpu', full: true },
+    // The native products on the cpu backend instead of wasm: what the rest of a step costs there.
+    ...(loadNativeBlas().available ? [{ label: 'native-cpu (CBLAS on cpu)', preference: 'native-cpu', full: true }] : []),
     { label: 'wasm (stock)', preference: 'wasm-stock', full: false },
     { label: 'cpu (stock)', preference: 'cpu-stock', full: false },
   ].filter((b) => !onlyBackends || onlyBackends.includes(b.preference)) as { label: string; preference: BackendPreference; full: boolean }[],
