@@ -31,9 +31,12 @@ export function nativeGemmPeak(n: number, seconds: number, threads: number): { g
 /** The kernels whose time is matrix products (and, for convolutions, their im2col/col2im). */
 const PRODUCT_KERNELS = new Set(['BatchMatMul', '_FusedMatMul', 'Conv2D', 'FusedConv2D', 'Conv2DBackpropFilter', 'Conv2DBackpropInput']);
 
-/** Where a step's wall time goes, in ms per step (medians over profiled calls). */
+/** Where a step's wall time goes, in ms per step (means over the profiled calls). */
 export interface StepBreakdown {
+  /** Wall time of a profiled step (tf.profile's own bookkeeping included, which lands in dispatch). */
   wallMs: number;
+  /** The unprofiled median of the same step, from its row, for comparison. */
+  rowMs: number;
   /** Inside cblas_sgemm. */
   blasMs: number;
   /**
@@ -50,11 +53,12 @@ export interface StepBreakdown {
 }
 
 /**
- * Profiles `calls` calls of `call` (one step) on the native path: tfjs's per-kernel times
- * (`tf.profile`), the time inside the addon's sgemm (by timing a wrapper around it), and the
- * unprofiled wall time of the same step, `wallMs`, measured before. Dispatch is what remains.
+ * Profiles `calls` calls of `call` (one step) on the native path: their wall time, tfjs's
+ * per-kernel times (`tf.profile`) and the time inside the addon's sgemm (by timing a wrapper
+ * around it), all in the same calls, so the shares add up on a loaded machine too. Dispatch is
+ * what remains of the wall time (it includes tf.profile's own bookkeeping: an upper bound).
  */
-export async function nativeBreakdown(call: () => void, wallMs: number, calls: number): Promise<StepBreakdown | null> {
+export async function nativeBreakdown(call: () => void, rowMs: number, calls: number): Promise<StepBreakdown | null> {
   const status = loadNativeBlas();
   if (!status.available) return null;
   const real = status.addon;
@@ -71,9 +75,12 @@ export async function nativeBreakdown(call: () => void, wallMs: number, calls: n
   loadNativeBlas({ reload: true, load: () => timing });
   const perKernel = new Map<string, number>();
   let productMs = 0;
+  let wallTotal = 0;
   try {
     for (let i = 0; i < calls; i++) {
+      const t = performance.now();
       const profile = await tf.profile(call);
+      wallTotal += performance.now() - t;
       for (const k of profile.kernels) {
         // Custom ops (softmaxCrossEntropy__op, fusedMatMul__op) are scopes around kernels listed too.
         if (k.name.endsWith('__op')) continue;
@@ -88,8 +95,10 @@ export async function nativeBreakdown(call: () => void, wallMs: number, calls: n
   const elementwise = [...perKernel.values()].reduce((s, v) => s + v, 0) / calls;
   const blas = blasMs / calls;
   const copies = Math.max(0, productMs / calls - blas);
+  const wallMs = wallTotal / calls;
   return {
     wallMs,
+    rowMs,
     blasMs: blas,
     copiesMs: copies,
     elementwiseMs: elementwise,
@@ -102,7 +111,7 @@ export async function nativeBreakdown(call: () => void, wallMs: number, calls: n
 export function breakdownLine(label: string, b: StepBreakdown): string {
   const share = (ms: number) => `${((100 * ms) / b.wallMs).toFixed(0)}% (${ms.toFixed(2)} ms)`;
   return (
-    `| ${label} | ${b.wallMs.toFixed(2)} | ${share(b.blasMs)} | ${share(b.copiesMs)} | ${share(b.elementwiseMs)} | ${share(b.dispatchMs)} | ` +
+    `| ${label} | ${b.wallMs.toFixed(2)} (row: ${b.rowMs.toFixed(2)}) | ${share(b.blasMs)} | ${share(b.copiesMs)} | ${share(b.elementwiseMs)} | ${share(b.dispatchMs)} | ` +
     `${b.topKernels.map((k) => `${k.name} ${k.ms.toFixed(2)}`).join(', ')} |`
   );
 }
@@ -113,12 +122,12 @@ export function breakdownTable(report: { breakdowns?: { label: string; breakdown
   if (breakdowns.length === 0) return [];
   return [
     '',
-    'Native rows that missed their one-thread target: where one step\'s median wall time goes. BLAS: inside cblas_sgemm (timed around the',
+    'Native rows that missed their one-thread target: where the wall time of profiled steps goes (same calls). BLAS: inside cblas_sgemm (timed around the',
     'addon); other products: the rest of the product kernels (im2col, bias fill, copies, and the convolutions left to XNNPACK: forward and',
     "input gradient); elementwise: every other kernel (tf.profile); dispatch: the remainder, tfjs's engine (op dispatch, the gradient tape,",
     'tensor bookkeeping) and JS between ops.',
     '',
-    '| row | wall ms | BLAS | other products | elementwise | dispatch | slowest other kernels (ms) |',
+    '| row | wall ms, profiled | BLAS | other products | elementwise | dispatch | slowest other kernels (ms) |',
     '|---|---|---|---|---|---|---|',
     ...breakdowns.map((b) => breakdownLine(b.label, b.breakdown)),
   ];
