@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { notingAttrs } from './fusedGradients';
-import { col2im, ConvGeometry, im2col } from './im2col';
+import { col2im, ConvGeometry, forwardGeometry, im2col } from './im2col';
 import { nativeAddon, sgemm } from './nativeBlas';
 import { hostOf, NativeHost } from './nativeHost';
 import { columnBias, fillRows, nativeActivation } from './nativeMatMul';
@@ -58,16 +58,7 @@ function patchesOf(x: Float32Array, g: ConvGeometry): Float32Array {
 /** The forward convolution (plus an optional per-channel bias) into a new NHWC tensor, or null for the stock kernel. */
 function conv2dNative(host: NativeHost, x: tf.TensorInfo, filter: tf.TensorInfo, attrs: tf.NamedAttrMap, bias: tf.TensorInfo | null): tf.TensorInfo | null {
   if (((attrs.dataFormat as string) ?? 'NHWC') !== 'NHWC' || x.dtype !== 'float32' || filter.dtype !== 'float32') return null;
-  const g = tf.backend_util.computeConv2DInfo(
-    x.shape as [number, number, number, number],
-    filter.shape as [number, number, number, number],
-    attrs.strides as number | [number, number],
-    attrs.dilations as number | [number, number],
-    attrs.pad as 'same' | 'valid' | number,
-    attrs.dimRoundingMode as 'floor' | 'round' | 'ceil' | undefined,
-    false,
-    'channelsLast',
-  );
+  const g = forwardGeometry(x, filter, attrs);
   const rows = g.batchSize * g.outHeight * g.outWidth;
   const depth = g.filterHeight * g.filterWidth * g.inChannels;
   const addon = nativeAddon('Conv2D');

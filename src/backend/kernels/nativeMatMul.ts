@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { CpuBackend } from './cpuData';
 import { notingAttrs } from './fusedGradients';
-import { biasAndActivation, FUSED_ACTIVATIONS } from './matMul';
+import { biasAndActivation, FUSED_ACTIVATIONS, productShape } from './matMul';
 import { nativeAddon, sgemm } from './nativeBlas';
 import { hostOf, NativeHost } from './nativeHost';
 import { KernelArgs, KernelFn, KernelPatch } from './registry';
@@ -26,18 +26,10 @@ type CpuWithDispose = CpuBackend & { disposeData(dataId: object): void };
 
 /** `a · b` (with the transposes, onto a column bias) into a new tensor, or null for the stock kernel's cases. */
 export function nativeProduct(host: NativeHost, a: tf.TensorInfo, b: tf.TensorInfo, transA: boolean, transB: boolean, bias: tf.TensorInfo | null = null): tf.TensorInfo | null {
-  if (a.dtype !== 'float32' || b.dtype !== 'float32' || a.shape.length < 2 || b.shape.length < 2) return null;
-  const ra = a.shape.length;
-  const rb = b.shape.length;
-  const m = transA ? a.shape[ra - 1] : a.shape[ra - 2];
-  const k = transA ? a.shape[ra - 2] : a.shape[ra - 1];
-  const n = transB ? b.shape[rb - 2] : b.shape[rb - 1];
-  const kb = transB ? b.shape[rb - 1] : b.shape[rb - 2];
-  const batchA = sizeOf(a.shape.slice(0, -2));
-  const batchB = sizeOf(b.shape.slice(0, -2));
-  if (k !== kb || (batchA !== batchB && batchA !== 1 && batchB !== 1)) return null;
+  const shape = productShape(a, b, transA, transB);
+  if (shape === null) return null;
+  const { m, k, n, batchA, batchB, outer } = shape;
   if (bias !== null && sizeOf(bias.shape) !== n) return null;
-  const outer = tf.backend_util.assertAndGetBroadcastShape(a.shape.slice(0, -2), b.shape.slice(0, -2));
   const batch = Math.max(batchA, batchB);
   const addon = nativeAddon('nativeProduct');
   const result = host.output([...outer, m, n]);
