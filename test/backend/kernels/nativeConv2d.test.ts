@@ -91,3 +91,21 @@ test('native convolutions leak no tensor and no backend buffer', { skip }, async
     }
   }
 });
+
+test('the im2col scratch adds nothing to a CNN window\'s peak tensor memory: the same ratio as on wasm', { skip }, async () => {
+  const { measureAccumulation } = await import('../../../src/tutorial/measure');
+  const { cnn } = await import('../../../src/tutorial/models');
+  const ratios: Record<string, { ratio: number; window: number; step: number }> = {};
+  for (const set of ['wasm', 'native'] as const) {
+    await useBackend(set, true);
+    const model = cnn({ normalization: 'batch', seed: 1 });
+    const xs = randomTensor([16, 28, 28, 1], 7);
+    const ys = tf.oneHot(tf.tensor1d(Array.from({ length: 16 }, (_, i) => i % 10), 'int32'), 10);
+    const microBatches = [0, 4, 8, 12].map((s) => ({ xs: xs.slice(s, 4), ys: ys.slice(s, 4) }));
+    const m = await measureAccumulation({ model, loss: tf.losses.softmaxCrossEntropy, microBatches, batch: { xs, ys }, timing: { seconds: 0.01, warmup: 1, warmupSeconds: 0 } });
+    ratios[set] = { ratio: m.memoryRatio, window: m.peakBytes.window, step: m.peakBytes.step };
+    tf.dispose([xs, ys, ...microBatches.flatMap((b) => [b.xs, b.ys])]);
+    model.dispose();
+  }
+  assert.deepEqual(ratios.native, ratios.wasm);
+});
