@@ -29,12 +29,12 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { GradientAccumulator } from '../../src/index';
-import { BackendPreference, describeEnvironment, loadNativeBlas, measureSimdPeak, selectBackend, setNativeThreads, SimdPeak } from '../../src/backend/index';
+import { BackendPreference, describeEnvironment, loadNativeBlas, measureNativeGemmPeak, measureSimdPeak, selectBackend, setNativeThreads, SimdPeak } from '../../src/backend/index';
 import { cnn, measureAccumulation, median, mlp, simpleNet, stepFlops, timeCall } from '../../src/tutorial/index';
 import { PeerCase, TorchPeer } from './benchPeer';
 import { accumulationTable, backendTable, headToHeadTable, Report, rooflineTable, Stats } from './benchReport';
 import { benchParallel } from './benchParallel';
-import { breakdownTable, nativeBreakdown, nativeGemmPeak, StepBreakdown } from './benchNative';
+import { breakdownTable, nativeBreakdown, StepBreakdown } from './benchNative';
 import { busiestThreadNs, busyThreads, cpuPerWall, taskCpuNs } from './benchThreads';
 
 type ModelName = 'simpleNet' | 'mlp' | 'cnn';
@@ -450,8 +450,8 @@ async function main(): Promise<void> {
     }
     if (CONFIG.paths.some((p) => p.id === 'native')) {
       const seconds = quick ? 0.2 : 1;
-      const one = nativeGemmPeak(CONFIG.gemmSize, seconds, 1);
-      const all = nativeGemmPeak(CONFIG.gemmSize, seconds, cpus().length);
+      const one = measureNativeGemmPeak({ size: CONFIG.gemmSize, seconds, threads: 1 });
+      const all = measureNativeGemmPeak({ size: CONFIG.gemmSize, seconds, threads: 'all' });
       if (one) report.roofline.nativeGemm = { size: CONFIG.gemmSize, one: one.gflops, all: all?.gflops ?? null, threads: { one: one.threads, all: all?.threads ?? null } };
       report.breakdowns = await breakdowns(report.rows);
     }

@@ -1,32 +1,10 @@
 import * as tf from '@tensorflow/tfjs';
-import { loadNativeBlas, NativeAddon, setNativeThreads } from '../../src/backend/index';
+import { loadNativeBlas, NativeAddon } from '../../src/backend/index';
 
 /**
- * The bench's measurements of the native path (the cpu backend with its products in the system
- * CBLAS) besides its rows: the addon's own GEMM peak, which the roofline compares the native rows
- * with, and where a native step's time goes when it misses its target.
+ * The bench's measurement of the native path besides its rows (its GEMM peak is the library's
+ * measureNativeGemmPeak): where a native step's time goes when it misses its target.
  */
-
-/** GFLOP/s of the addon's sgemm on n x n matrices: the best of timed blocks, at `threads`. */
-export function nativeGemmPeak(n: number, seconds: number, threads: number): { gflops: number; threads: number | null } | null {
-  const status = loadNativeBlas();
-  if (!status.available) return null;
-  const reported = setNativeThreads(threads);
-  const a = new Float32Array(n * n).fill(0.5);
-  const b = new Float32Array(n * n).fill(0.25);
-  const c = new Float32Array(n * n);
-  const product = () => status.addon.sgemm(false, false, n, n, n, a, n, n * n, b, n, n * n, c, n, n * n, 1, 0);
-  for (let i = 0; i < 3; i++) product();
-  let best = 0;
-  const end = performance.now() + seconds * 1000;
-  while (performance.now() < end) {
-    const t = performance.now();
-    for (let i = 0; i < 5; i++) product();
-    best = Math.max(best, (5 * 2 * n * n * n) / ((performance.now() - t) * 1e6));
-  }
-  setNativeThreads(1);
-  return { gflops: best, threads: reported };
-}
 
 /** The kernels whose time is matrix products (and, for convolutions, their im2col/col2im). */
 const PRODUCT_KERNELS = new Set(['BatchMatMul', '_FusedMatMul', 'Conv2D', 'FusedConv2D', 'Conv2DBackpropFilter', 'Conv2DBackpropInput']);

@@ -14,5 +14,7 @@ export type { KernelReplacement, FastKernelBackend } from './kernels';
 // The optional native kernels (native/, the system CBLAS): loading, threads, what BLAS it is.
 export { loadNativeBlas, setNativeThreads, NATIVE_ADDON_ENV_VAR } from './kernels';
 export type { NativeAddon, NativeBlasInfo, NativeStatus, LoadNativeBlasArgs } from './kernels';
+export { measureNativeGemmPeak } from './kernels/nativePeak';
+export type { NativeGemmPeak, NativeGemmPeakArgs } from './kernels/nativePeak';
 export { measureSimdPeak } from './kernels/simdPeak';
 export type { SimdPeak, SimdPeakArgs } from './kernels/simdPeak';
