@@ -89,8 +89,8 @@ function tryLoad(args: LoadNativeBlasArgs): NativeStatus {
 
 /** The built addon of this package: `native/build/Release/` beside the nearest package.json. */
 function findAddon(): string | null {
-  const fs = require('fs') as typeof import('fs');
-  const path = require('path') as typeof import('path');
+  const fs = nodeModule<typeof import('fs')>('fs');
+  const path = nodeModule<typeof import('path')>('path');
   for (let dir = __dirname; ; dir = path.dirname(dir)) {
     if (fs.existsSync(path.join(dir, 'package.json'))) {
       const file = path.join(dir, ...ADDON_FILE);
@@ -109,7 +109,16 @@ export function nativeAddon(owner: string): NativeAddon {
 
 /** Number of cores (logical CPUs) of this machine. */
 export function coreCount(): number {
-  return Math.max(1, (require('os') as typeof import('os')).cpus().length);
+  try {
+    return Math.max(1, nodeModule<typeof import('os')>('os').cpus().length);
+  } catch {
+    return 1; // no Node here (a browser bundle): no native threads either
+  }
+}
+
+/** A Node built-in, required by a name bundlers do not follow (the backend entry also bundles for browsers). */
+function nodeModule<T>(name: string): T {
+  return require(name) as T;
 }
 
 /**

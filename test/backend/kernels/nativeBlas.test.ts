@@ -109,3 +109,17 @@ test('sgemm checks every array against its matrices before CBLAS touches memory'
   assert.throws(() => addon.sgemm(false, false, -1, 2, 3, a, 3, 6, b, 2, 6, c, 2, 4, 1, 0), /m must be a non-negative integer/);
   assert.throws(() => (addon.sgemm as (...args: unknown[]) => void)(false, false, 2), /expected 16 arguments/);
 });
+
+test('the backend entry still bundles for browsers: the loader hides its Node built-ins from bundlers', async () => {
+  const esbuild = await import('esbuild');
+  const result = await esbuild.build({
+    entryPoints: [require('node:path').join(__dirname, '..', '..', '..', 'src', 'backend', 'index.ts')],
+    bundle: true,
+    write: false,
+    format: 'esm',
+    platform: 'browser',
+    logLevel: 'silent',
+    external: ['@tensorflow/*'],
+  });
+  assert.deepEqual(result.errors, []);
+});
