@@ -21,3 +21,4 @@ export { lineChart, barChart, baseLayout, PALETTE, PLOTLY_MIME, figureBundle, sh
 export type { PlotlyFigure, PlotlyTrace, Series, LineChartArgs, BarChartArgs, DisplayBundle, TableRow, TableArgs, TableBundle } from './plot';
 export { runNormExperiment, batchStatisticsDeviation, testErrorOf, testErrorSpread, NORM_EXPERIMENT_PRESETS, WU_HE_2018 } from './experiments/normExperiment';
 export type { NormExperimentArgs, NormExperimentProgress, NormExperimentResult, NormRunRecord, NormSummaryRow, StatisticsDeviation } from './experiments/normExperiment';
+export { check, showMarkdown, markdownBundle, CheckFailedError, CHECK_MARK } from './check';
