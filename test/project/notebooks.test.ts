@@ -125,6 +125,23 @@ function isBoilerplate(code: string): boolean {
   return /^const environment = await selectBackend\(/m.test(code) || /tf\.memory\(\)\.numTensors,\s*0/.test(code);
 }
 
+/**
+ * Upstream issues and pull requests a piece of markdown names (`#34191`, `PR #19998`) without a
+ * link to their GitHub page: every `#N` must be the text of a link whose address ends in
+ * `/issues/N` or `/pull/N`.
+ */
+function unlinkedIssues(markdown: string): string[] {
+  const found: string[] = [];
+  const link = /\[([^\]]*)\]\(([^)\s]*)\)/g;
+  for (const [, label, href] of markdown.matchAll(link)) {
+    for (const [, n] of label.matchAll(/#(\d+)/g)) {
+      if (!new RegExp(`^https://github\\.com/[^/]+/[^/]+/(issues|pull)/${n}$`).test(href)) found.push(n);
+    }
+  }
+  for (const [, n] of markdown.replace(link, '').matchAll(/#(\d+)/g)) found.push(n);
+  return found;
+}
+
 describe('the notebooks', () => {
   it('are the chapters, numbered in reading order', () => {
     assert.deepEqual(files.map((f) => f.slice(0, 3)), ['00-', '01-', '02-', '03-', '04-', '05-', '06-', '07-', '08-']);
@@ -163,6 +180,14 @@ describe('the notebooks', () => {
         const clashes = declaredNames(code).filter((name) => exported.has(name));
         assert.deepEqual(clashes, [], `redefines library exports: ${clashes.join(', ')}`);
       });
+
+      if (file.endsWith('05-where-frameworks-slipped.ipynb')) {
+        it('links every upstream issue and pull request it names to its GitHub page', () => {
+          const prose = notebook.cells.filter((c) => c.cell_type === 'markdown').map(text).join('\n');
+          assert.deepEqual(unlinkedIssues(prose), []);
+          assert.ok((prose.match(/github\.com\/[^)]+\/(issues|pull)\/\d+/g) ?? []).length >= 9, 'all nine');
+        });
+      }
 
       it(`keeps code cells to ${MAX_CELL_LINES} lines of at most ${MAX_LINE_CHARACTERS} characters`, () => {
         for (const [i, cell] of notebook.cells.entries()) {
@@ -216,6 +241,14 @@ describe('the notebooks', () => {
     assert.ok(isBoilerplate('assert.equal(tf.memory().numTensors, 0);'));
     assert.ok(!isBoilerplate("const report = await selectBackend(undefined);\nawait showTable(rows);"));
     assert.ok(hidden(cell('', ['hide-input'])) && !hidden(cell('', ['other'])));
+  });
+
+  it('the upstream-link check finds a bare issue number and a link to the wrong page', () => {
+    const good = '[#34191](https://github.com/huggingface/transformers/pull/34191)';
+    assert.deepEqual(unlinkedIssues(`fixed in ${good} and [PR #1875](https://github.com/pytorch/torchtune/pull/1875)`), []);
+    assert.deepEqual(unlinkedIssues('transformers #34191 fixed it'), ['34191']);
+    assert.deepEqual(unlinkedIssues('[#35438](https://github.com/huggingface/transformers/pull/35808)'), ['35438']);
+    assert.deepEqual(unlinkedIssues('[#19990](https://example.com/issues/19990)'), ['19990']);
   });
 
   it('the redefinition check catches a copy of a library function', () => {
