@@ -95,8 +95,11 @@ export function baseLayout(title: string, xTitle: string, yTitle: string): Recor
     plot_bgcolor: '#ffffff',
     font: { family: FONT_FAMILY, size: FONT_SIZE, color: TEXT_COLOR },
     margin: { l: 60, r: 20, t: 50, b: 50 },
-    // Anchored by its top, so that extra legend rows on a narrow chart grow down, not into the axis title.
-    legend: { orientation: 'h', x: 0, xanchor: 'left', yanchor: 'top', y: -0.28, font: { size: FONT_SIZE } },
+    // At the bottom of the whole figure (`yref: 'container'`, plotly.js 2.22 and later), so that
+    // Plotly grows the bottom margin to fit it below the x-axis title. Placed at a fraction of
+    // the plot's height below the plot, as before, the rows a narrow chart needs ran into the
+    // axis title (a 390 px phone, six normalizations: one row each).
+    legend: { orientation: 'h', x: 0, xanchor: 'left', yref: 'container', y: 0, yanchor: 'bottom', font: { size: FONT_SIZE } },
     colorway: PALETTE,
     // No width: Plotly fills its container, so a chart fits a 320 px phone as well as a desktop.
     // The static SVG takes DEFAULT_FIGURE_SIZE's width as its drawing size and scales to fit.

@@ -64,6 +64,22 @@ export function wrapText(text: string, size: number, width: number): string[] {
   return lines.length ? lines : [''];
 }
 
+/**
+ * `text` wrapped into as few lines as fit `width`, of about equal length: the narrowest width
+ * that needs no more lines, so that a title does not end in a line of one character.
+ */
+export function balancedLines(text: string, size: number, width: number): string[] {
+  const lines = wrapText(text, size, width);
+  if (lines.length < 2) return lines;
+  let [lo, hi] = [width / lines.length, width];
+  for (let i = 0; i < 12; i++) {
+    const mid = (lo + hi) / 2;
+    if (wrapText(text, size, mid).length > lines.length) lo = mid;
+    else hi = mid;
+  }
+  return wrapText(text, size, hi);
+}
+
 /** The numbers in `layout[axis].tickvals`, or undefined when it gives none. */
 function givenTicks(layout: Record<string, unknown>, name: 'xaxis' | 'yaxis'): { values: number[]; text?: string[] } | undefined {
   const a = (layout[name] ?? {}) as { tickvals?: unknown; ticktext?: unknown };
@@ -126,7 +142,7 @@ export function figureSvg(fig: PlotlyFigure): string {
 
   // Geometry: the title's lines on top; the y tick labels and the rotated y title on the left;
   // below the plot the x tick labels, the x title, then the legend's rows.
-  const titleLines = wrapText(titleText(L.title), titleSize, W - 20);
+  const titleLines = balancedLines(titleText(L.title), titleSize, W - 20);
   const top = Math.max(m.t, 12 + titleLines.length * Math.round(titleSize * 1.3));
   const left = Math.max(m.l, Math.ceil(Math.max(0, ...yTicks.map((t) => textWidth(t.label, font.size)))) + 12 + line);
   // Plotly shows no legend for a single trace unless asked; neither does the SVG.
@@ -137,7 +153,7 @@ export function figureSvg(fig: PlotlyFigure): string {
   const xLabels = xTicks.map((t) => (categories.length ? wrapText(t.label, font.size, slotWidth) : [t.label]));
   const labelRows = Math.max(1, ...xLabels.map((l) => l.length));
   const tickBlock = labelRows * line;
-  const below = tickBlock + line + 10 + legend.rows * line;
+  const below = tickBlock + line + 16 + legend.rows * line;
   const H = Math.max(baseH, top + below + 160); // at least 160 px of plot, whatever the legend takes
   const plot = { x0: left, x1: W - m.r, y0: top, y1: H - below };
   const px = (v: number): number => plot.x0 + ((v - xMin) / (xMax - xMin)) * (plot.x1 - plot.x0);
@@ -182,7 +198,7 @@ export function figureSvg(fig: PlotlyFigure): string {
     }
     const at = legend.items[i];
     if (!at) return;
-    const ly = plot.y1 + tickBlock + line + 10 + at.row * line + font.size * 0.35;
+    const ly = plot.y1 + tickBlock + line + 16 + at.row * line + font.size * 0.35;
     parts.push(`<rect x="${r(at.x)}" y="${r(ly - font.size * 0.35 - 2)}" width="${LEGEND_SWATCH}" height="4" fill="${color}"/>`);
     parts.push(`<text x="${r(at.x + LEGEND_SWATCH + 6)}" y="${r(ly)}">${xmlEscape(at.name)}</text>`);
   });

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
+import { runNotebook } from '../../../scripts/notebooks/runner';
 import { activeLocale, LOCALE_ENV, looksEnglish, MissingTranslationError, setLocale, translateText, translator } from '../../../src/tutorial/plot/locale';
 
 describe('activeLocale', () => {
@@ -92,5 +93,42 @@ describe('translator', () => {
     const tr = translator('showTable', 'en');
     assert.equal(tr.text('tokens per second'), 'tokens per second');
     tr.check();
+  });
+});
+
+describe('the locale in a real tslab kernel run by npm run notebooks (needs npm run build)', () => {
+  // Under build/, so that the notebooks resolve tfjs-accumulate as the chapters do.
+  let root: string;
+  before(() => {
+    mkdirSync(join(__dirname, '..', '..', '..', 'build'), { recursive: true });
+    root = mkdtempSync(join(__dirname, '..', '..', '..', 'build', 'locale-kernel-'));
+  });
+  after(() => rmSync(root, { recursive: true, force: true }));
+
+  /** A one-cell notebook in `root/folder` that shows a table with these headers. */
+  const notebook = (folder: string, headers: string[]): string => {
+    mkdirSync(join(root, folder), { recursive: true });
+    const file = join(root, folder, 'table.ipynb');
+    const row = Object.fromEntries(headers.map((h, i) => [h, i]));
+    const source = `import { showTable } from 'tfjs-accumulate/tutorial';\nawait showTable([${JSON.stringify(row)}]);`;
+    const kernelspec = { name: 'tslab', display_name: 'TypeScript', language: 'typescript' };
+    writeFileSync(file, JSON.stringify({ nbformat: 4, nbformat_minor: 5, metadata: { kernelspec }, cells: [{ cell_type: 'code', metadata: {}, source, outputs: [], execution_count: null }] }));
+    return file;
+  };
+  const run = (file: string) => runNotebook(file, { outDir: join(root, 'out', file.split(/[\\/]/).slice(-2, -1)[0]), log: () => {} });
+
+  it('translates the headers of a notebook in a zh folder, with no line of code for it', async () => {
+    const report = await run(notebook('zh', ['model', '差距']));
+    assert.equal(report.status, 'ok', JSON.stringify(report.error));
+    const html = (JSON.parse(readFileSync(report.outFile!, 'utf8')).cells[0].outputs[0].data['text/html'] as string[] | string).toString();
+    assert.match(html, /<th scope="col"[^>]*>模型<\/th>/);
+  });
+
+  it('fails the zh cell on a header with no translation, and passes it in English (negative case)', async () => {
+    const zh = await run(notebook('zh', ['throughput']));
+    assert.equal(zh.status, 'failed');
+    assert.match(JSON.stringify(zh.error), /MissingTranslationError|no zh translation for \\"throughput\\"/);
+    const en = await run(notebook('en', ['throughput']));
+    assert.equal(en.status, 'ok', JSON.stringify(en.error));
   });
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { barChart, FONT_SIZE, lineChart, type PlotlyFigure } from '../../../src/tutorial/plot/figures';
-import { figureSvg, legendLayout, textWidth } from '../../../src/tutorial/plot/svg';
+import { balancedLines, figureSvg, legendLayout, textWidth, wrapText } from '../../../src/tutorial/plot/svg';
 
 describe('figureSvg', () => {
   it('draws log axes, bars and categories without NaN coordinates', () => {
@@ -63,6 +63,17 @@ describe('figureSvg', () => {
     assert.ok(titleLines.length >= 2, 'wrapped');
     assert.equal(titleLines.join('').replace(/ /g, ''), title.replace(/ /g, ''), 'nothing lost');
     for (const line of titleLines) assert.ok(textWidth(line, 16) <= width - 20, line);
+  });
+
+  it('balances a wrapped title, so that it does not end in a line of one character', () => {
+    const title = '一个 64 样本逻辑批次的梯度范数，随 accumulationSteps 变化';
+    const greedy = wrapText(title, 16, 460);
+    const balanced = balancedLines(title, 16, 460);
+    assert.equal(balanced.length, greedy.length);
+    assert.equal(balanced.join('').replace(/ /g, ''), title.replace(/ /g, ''));
+    const spread = (lines: string[]) => Math.max(...lines.map((l) => textWidth(l, 16))) - Math.min(...lines.map((l) => textWidth(l, 16)));
+    assert.ok(spread(balanced) < spread(greedy), `${JSON.stringify(balanced)} vs ${JSON.stringify(greedy)}`);
+    assert.ok(balanced.every((l) => textWidth(l, 16) <= 460));
   });
 
   it('wraps long category labels within their slot, so neighbours never collide', () => {

@@ -78,6 +78,16 @@ export const ZH_TEXTS: Readonly<Record<string, string>> = {
   speedup: '加速比',
   'peak(4 x 16) / peak(1 x 64)': '峰值(4 x 16) / 峰值(1 x 64)',
 
+  // The site's live blocks (scripts/site/live/run.ts), drawn in the reader's browser.
+  'Weights after 4 x 16 and after one step of 64': '累积 4 x 16 之后与一步 64 个样本之后的权重',
+  weight: '权重',
+  'one step of 64': '一步 64 个样本',
+  'accumulated 4 x 16': '累积 4 x 16',
+  'SimpleNet in your browser: loss per micro-step and per update': '在你的浏览器中运行的 SimpleNet：每个微步和每次更新的损失',
+  'mean squared error': '均方误差',
+  'micro-batch loss': '微批次损失',
+  'window loss (logical batch of 64)': '窗口损失（64 样本的逻辑批次）',
+
   // runNormExperiment's figures (src/tutorial/experiments/normExperiment/figures.ts).
   'Test error by micro-batch size (logical batch ${}, ${} on MNIST, ${} seeds)': '各微批次大小下的测试错误率（逻辑批次 ${}，MNIST 上的 ${}，${} 个随机种子）',
   'Test error by micro-batch size (logical batch ${}, ${} on MNIST, ${} seed)': '各微批次大小下的测试错误率（逻辑批次 ${}，MNIST 上的 ${}，${} 个随机种子）',
