@@ -1,9 +1,10 @@
 import * as tf from '@tensorflow/tfjs';
 import type { BackendPreference } from '../backend/selectBackend';
 import { argumentError, isPositiveInteger } from '../core/errors';
-import { GradientAccumulator } from '../core/gradientAccumulator';
+import { singleThreadWindow, windowData } from './benchWindow';
 import { TFJS_LOSS_NAMES } from './loss';
 import { ParallelAccumulator } from './parallelAccumulator';
+import type { WorkerTiming } from './protocol';
 import type { RoundReport } from './results';
 
 /**
@@ -55,6 +56,14 @@ export interface ParallelWindowTiming {
   split: { computeMs: number; transferMs: number; updateMs: number; otherMs: number };
   /** Bytes crossing threads per window. */
   bytes: { microBatches: number; gradients: number; weights: number; total: number };
+  /**
+   * The median window as the workers saw it, summed over its rounds, for the busiest worker
+   * (by compute): its compute, idle waits for messages, GC pauses, weight reads, sum packing,
+   * messages handled, and its compute per micro-batch. `computeInflation` is that per-micro-batch
+   * compute over the single thread's window time per micro-batch: 1 when running beside the other
+   * workers costs a micro-batch nothing, 2 when two workers take as long as one thread.
+   */
+  inWorker: { computeMs: number; idleMs: number; gcMs: number; unpackMs: number; packMs: number; messages: number; microBatches: number; perMicroBatchMs: number; computeInflation: number };
 }
 
 /** What {@link measureParallelWindow} found. */
@@ -94,25 +103,10 @@ export async function measureParallelWindow(args: MeasureParallelArgs): Promise<
   if (!Array.isArray(workerCounts) || !workerCounts.every(isPositiveInteger)) throw argumentError(owner, 'workers', 'an array of positive integers', workerCounts);
 
   const single = args.model();
-  const inputShape = single.inputs[0].shape.slice(1) as number[];
-  const classes = single.outputs[0].shape[1] as number;
-  const data = Array.from({ length: steps }, (_, k) =>
-    tf.tidy(() => ({
-      xs: tf.randomNormal([size, ...inputShape], 0, 1, 'float32', k).dataSync() as Float32Array,
-      ys: tf.oneHot(tf.randomUniform([size], 0, classes, 'int32', 1000 + k), classes).toFloat().dataSync() as Float32Array,
-    })),
-  );
-  const lossFn = tf.losses[loss] as (labels: tf.Tensor, predictions: tf.Tensor) => tf.Tensor;
-  const accumulator = new GradientAccumulator({ optimizer: tf.train.sgd(0.01), accumulationSteps: steps, varList: single.trainableWeights });
-  const singleWindow = async () => {
-    for (const d of data) {
-      tf.tidy(() => {
-        const xs = tf.tensor(d.xs, [size, ...inputShape]);
-        const ys = tf.tensor(d.ys, [size, classes]);
-        accumulator.step(() => lossFn(ys, single.apply(xs, { training: true }) as tf.Tensor), { sampleCount: size });
-      });
-    }
-  };
+  const window = windowData(single, steps, size);
+  const { xsShape, ysShape } = window;
+  const singleRun = singleThreadWindow(single, window, loss);
+  const singleWindow = async () => singleRun.run();
 
   const configs = workerCounts.flatMap((w) => (args.syncEveryRound === false ? [{ w, sync: 'window' as const }] : [{ w, sync: 'window' as const }, { w, sync: 'round' as const }]));
   const models = configs.map(() => args.model());
@@ -131,11 +125,11 @@ export async function measureParallelWindow(args: MeasureParallelArgs): Promise<
         }),
       );
     }
-    type WindowSplit = { computeMs: number; transferMs: number; updateMs: number; bytes: RoundReport['bytes'] };
+    type WindowSplit = { computeMs: number; transferMs: number; updateMs: number; bytes: RoundReport['bytes']; workers: WorkerTiming[] };
     const parallelWindow = async (acc: ParallelAccumulator): Promise<WindowSplit> => {
       // Fresh copies of the arrays (a caller transferring its data makes them anyway); cheap next to training.
-      const batches = data.map((d) => ({ xs: { values: d.xs.slice(), shape: [size, ...inputShape] }, ys: { values: d.ys.slice(), shape: [size, classes] } }));
-      const split: WindowSplit = { computeMs: 0, transferMs: 0, updateMs: 0, bytes: { microBatches: 0, gradients: 0, weights: 0 } };
+      const batches = window.batches.map((d) => ({ xs: { values: d.xs.slice(), shape: xsShape }, ys: { values: d.ys.slice(), shape: ysShape } }));
+      const split: WindowSplit = { computeMs: 0, transferMs: 0, updateMs: 0, bytes: { microBatches: 0, gradients: 0, weights: 0 }, workers: acc.workerBackends.map(() => ({ computeMs: 0, unpackMs: 0, packMs: 0, idleMs: 0, gcMs: 0, messages: 0, microBatches: 0 })) };
       for (const b of batches) {
         const { round } = await acc.step(b);
         if (round === null) continue;
@@ -147,6 +141,10 @@ export async function measureParallelWindow(args: MeasureParallelArgs): Promise<
         split.bytes.microBatches += round.bytes.microBatches;
         split.bytes.gradients += round.bytes.gradients;
         split.bytes.weights += round.bytes.weights;
+        round.workers.forEach((w, i) => {
+          const total = split.workers[i];
+          for (const key of Object.keys(total) as (keyof WorkerTiming)[]) total[key] += w[key];
+        });
       }
       return split;
     };
@@ -187,13 +185,21 @@ export async function measureParallelWindow(args: MeasureParallelArgs): Promise<
           otherMs: Math.max(0, ms - report.computeMs - report.transferMs - report.updateMs),
         },
         bytes: { ...report.bytes, total: report.bytes.microBatches + report.bytes.gradients + report.bytes.weights },
+        inWorker: busiestWorker(report.workers, singleThreadMs / steps),
       };
     });
     const parameters = single.trainableWeights.reduce((n, w) => n + w.shape.reduce((a, b) => (a as number) * (b as number), 1)!, 0);
     return { accumulationSteps: steps, microBatchSize: size, parameters, singleThreadMs, singleThreadCoresUsed, singleThreadCpuMs: singleThreadMs * singleThreadCoresUsed, parallel: results };
   } finally {
     await Promise.all(parallel.map((p) => p.dispose()));
-    accumulator.dispose();
+    singleRun.dispose();
     for (const m of [single, ...models]) m.dispose();
   }
+}
+
+/** The worker with the most compute in a window, with its per-micro-batch compute against the single thread's. */
+function busiestWorker(workers: WorkerTiming[], singlePerMicroBatchMs: number): ParallelWindowTiming['inWorker'] {
+  const w = workers.reduce((a, b) => (b.computeMs > a.computeMs ? b : a));
+  const perMicroBatchMs = w.computeMs / Math.max(1, w.microBatches);
+  return { ...w, perMicroBatchMs, computeInflation: perMicroBatchMs / singlePerMicroBatchMs };
 }
