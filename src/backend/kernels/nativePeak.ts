@@ -25,6 +25,15 @@ export interface NativeGemmPeak {
   threads: number | null;
 }
 
+/**
+ * GFLOP/s of the addon's cblas_sgemm on `size` x `size` matrices, the best of timed blocks, at
+ * `threads` BLAS threads; null without the addon.
+ *
+ * ```ts
+ * const native = measureNativeGemmPeak();        // one thread, 512 x 512
+ * const all = measureNativeGemmPeak({ threads: 'all' });
+ * ```
+ */
 export function measureNativeGemmPeak(args: NativeGemmPeakArgs = {}): NativeGemmPeak | null {
   const owner = 'measureNativeGemmPeak';
   const n = args.size ?? 512;
