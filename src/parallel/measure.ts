@@ -5,6 +5,7 @@ import { singleThreadWindow, windowData } from './benchWindow';
 import { TFJS_LOSS_NAMES } from './loss';
 import { ParallelAccumulator } from './parallelAccumulator';
 import type { WorkerTiming } from './protocol';
+import { ThreadClock, clockSince, threadClock } from './threadClock';
 import type { RoundReport } from './results';
 
 /**
@@ -62,8 +63,11 @@ export interface ParallelWindowTiming {
    * messages handled, and its compute per micro-batch. `computeInflation` is that per-micro-batch
    * compute over the single thread's window time per micro-batch: 1 when running beside the other
    * workers costs a micro-batch nothing, 2 when two workers take as long as one thread.
+   * `cpuInflation` is the same ratio for the thread's own CPU time (Linux's scheduler clock):
+   * above 1 when a micro-batch does more work in a worker, about 1 when it only waits longer for
+   * a core (its `runQueueMs`).
    */
-  inWorker: { computeMs: number; idleMs: number; gcMs: number; unpackMs: number; packMs: number; messages: number; microBatches: number; perMicroBatchMs: number; computeInflation: number };
+  inWorker: WorkerTiming & { perMicroBatchMs: number; computeInflation: number; cpuPerMicroBatchMs: number; cpuInflation: number };
 }
 
 /** What {@link measureParallelWindow} found. */
@@ -78,6 +82,8 @@ export interface ParallelMeasurement {
   singleThreadCoresUsed: number;
   /** Process CPU time of the single-thread window, ms. */
   singleThreadCpuMs: number;
+  /** The main thread's own CPU time and run-queue wait per micro-batch of the median single-thread window, ms (Linux; 0 elsewhere). */
+  singleThreadPerMicroBatch: ThreadClock;
   parallel: ParallelWindowTiming[];
 }
 
@@ -106,7 +112,12 @@ export async function measureParallelWindow(args: MeasureParallelArgs): Promise<
   const window = windowData(single, steps, size);
   const { xsShape, ysShape } = window;
   const singleRun = singleThreadWindow(single, window, loss);
-  const singleWindow = async () => singleRun.run();
+  let singleClock: ThreadClock = { cpuMs: 0, runQueueMs: 0 };
+  const singleWindow = async () => {
+    const clock = threadClock();
+    singleRun.run();
+    singleClock = clockSince(clock);
+  };
 
   const configs = workerCounts.flatMap((w) => (args.syncEveryRound === false ? [{ w, sync: 'window' as const }] : [{ w, sync: 'window' as const }, { w, sync: 'round' as const }]));
   const models = configs.map(() => args.model());
@@ -129,7 +140,7 @@ export async function measureParallelWindow(args: MeasureParallelArgs): Promise<
     const parallelWindow = async (acc: ParallelAccumulator): Promise<WindowSplit> => {
       // Fresh copies of the arrays (a caller transferring its data makes them anyway); cheap next to training.
       const batches = window.batches.map((d) => ({ xs: { values: d.xs.slice(), shape: xsShape }, ys: { values: d.ys.slice(), shape: ysShape } }));
-      const split: WindowSplit = { computeMs: 0, transferMs: 0, updateMs: 0, bytes: { microBatches: 0, gradients: 0, weights: 0 }, workers: acc.workerBackends.map(() => ({ computeMs: 0, unpackMs: 0, packMs: 0, idleMs: 0, gcMs: 0, messages: 0, microBatches: 0 })) };
+      const split: WindowSplit = { computeMs: 0, transferMs: 0, updateMs: 0, bytes: { microBatches: 0, gradients: 0, weights: 0 }, workers: acc.workerBackends.map(() => ({ computeMs: 0, unpackMs: 0, packMs: 0, idleMs: 0, gcMs: 0, messages: 0, microBatches: 0, cpuMs: 0, runQueueMs: 0 })) };
       for (const b of batches) {
         const { round } = await acc.step(b);
         if (round === null) continue;
@@ -148,7 +159,7 @@ export async function measureParallelWindow(args: MeasureParallelArgs): Promise<
       }
       return split;
     };
-    const singleTimes: { ms: number; cores: number }[] = [];
+    const singleTimes: { ms: number; cores: number; clock: ThreadClock }[] = [];
     const parallelTimes: { ms: number; cores: number; report: WindowSplit }[][] = configs.map(() => []);
     const clock = () => ({ wall: performance.now(), cpu: process.cpuUsage() });
     const since = (t: ReturnType<typeof clock>) => {
@@ -159,7 +170,7 @@ export async function measureParallelWindow(args: MeasureParallelArgs): Promise<
     for (let rep = 0; rep < warmup + windows; rep++) {
       let start = clock();
       await singleWindow();
-      if (rep >= warmup) singleTimes.push(since(start));
+      if (rep >= warmup) singleTimes.push({ ...since(start), clock: singleClock });
       for (const [i, acc] of parallel.entries()) {
         start = clock();
         const report = await parallelWindow(acc);
@@ -167,7 +178,8 @@ export async function measureParallelWindow(args: MeasureParallelArgs): Promise<
       }
     }
     const singleSorted = [...singleTimes].sort((a, b) => a.ms - b.ms);
-    const { ms: singleThreadMs, cores: singleThreadCoresUsed } = singleSorted[Math.floor(singleSorted.length / 2)];
+    const { ms: singleThreadMs, cores: singleThreadCoresUsed, clock: singleMedian } = singleSorted[Math.floor(singleSorted.length / 2)];
+    const singleThreadPerMicroBatch = { cpuMs: singleMedian.cpuMs / steps, runQueueMs: singleMedian.runQueueMs / steps };
     const results = configs.map((c, i): ParallelWindowTiming => {
       const sorted = [...parallelTimes[i]].sort((a, b) => a.ms - b.ms);
       const { ms, cores, report } = sorted[Math.floor(sorted.length / 2)];
@@ -185,11 +197,11 @@ export async function measureParallelWindow(args: MeasureParallelArgs): Promise<
           otherMs: Math.max(0, ms - report.computeMs - report.transferMs - report.updateMs),
         },
         bytes: { ...report.bytes, total: report.bytes.microBatches + report.bytes.gradients + report.bytes.weights },
-        inWorker: busiestWorker(report.workers, singleThreadMs / steps),
+        inWorker: busiestWorker(report.workers, singleThreadMs / steps, singleThreadPerMicroBatch.cpuMs),
       };
     });
     const parameters = single.trainableWeights.reduce((n, w) => n + w.shape.reduce((a, b) => (a as number) * (b as number), 1)!, 0);
-    return { accumulationSteps: steps, microBatchSize: size, parameters, singleThreadMs, singleThreadCoresUsed, singleThreadCpuMs: singleThreadMs * singleThreadCoresUsed, parallel: results };
+    return { accumulationSteps: steps, microBatchSize: size, parameters, singleThreadMs, singleThreadCoresUsed, singleThreadCpuMs: singleThreadMs * singleThreadCoresUsed, singleThreadPerMicroBatch, parallel: results };
   } finally {
     await Promise.all(parallel.map((p) => p.dispose()));
     singleRun.dispose();
@@ -198,8 +210,9 @@ export async function measureParallelWindow(args: MeasureParallelArgs): Promise<
 }
 
 /** The worker with the most compute in a window, with its per-micro-batch compute against the single thread's. */
-function busiestWorker(workers: WorkerTiming[], singlePerMicroBatchMs: number): ParallelWindowTiming['inWorker'] {
+function busiestWorker(workers: WorkerTiming[], singlePerMicroBatchMs: number, singleCpuPerMicroBatchMs: number): ParallelWindowTiming['inWorker'] {
   const w = workers.reduce((a, b) => (b.computeMs > a.computeMs ? b : a));
   const perMicroBatchMs = w.computeMs / Math.max(1, w.microBatches);
-  return { ...w, perMicroBatchMs, computeInflation: perMicroBatchMs / singlePerMicroBatchMs };
+  const cpuPerMicroBatchMs = w.cpuMs / Math.max(1, w.microBatches);
+  return { ...w, perMicroBatchMs, computeInflation: perMicroBatchMs / singlePerMicroBatchMs, cpuPerMicroBatchMs, cpuInflation: singleCpuPerMicroBatchMs > 0 ? cpuPerMicroBatchMs / singleCpuPerMicroBatchMs : 0 };
 }
