@@ -84,8 +84,10 @@ export interface GradientAccumulatorArgs {
   weightDecay?: WeightDecayArgs;
   /**
    * Keep an exponential moving average of the weights (Polyak averaging), updated only on
-   * applied updates: `shadow ← decay · shadow + (1 − decay) · w`. Evaluate with it through
-   * `withAveragedWeights`. Saved by `getState`. Default: none.
+   * applied updates: it starts from the weights after the first update (as Keras's `use_ema`
+   * and torch's `AveragedModel` do), then `shadow ← decay · shadow + (1 − decay) · w`. Evaluate
+   * with it through `withAveragedWeights`; write it into the model with
+   * `finalizeAveragedWeights`. Saved by `getState`. Default: none.
    */
   ema?: { decay: number };
 }

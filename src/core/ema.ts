@@ -2,9 +2,10 @@ import * as tf from '@tensorflow/tfjs';
 
 /**
  * The EMA of the weights (Polyak averaging). A variable's average starts from its value after
- * the first applied update that includes it, as Keras (`use_ema`) and torch's `AveragedModel`
- * (which Lightning uses) start theirs, and then follows `shadow ← decay · shadow + (1 − decay) · w`
- * on every applied update. Before that a variable has no shadow: it is its own average.
+ * the first applied update once the accumulator knows the variable, as Keras (`use_ema`) and
+ * torch's `AveragedModel` (which Lightning uses) start theirs, and then follows
+ * `shadow ← decay · shadow + (1 − decay) · w` on every applied update, as theirs average every
+ * parameter. Before that a variable has no shadow: it is its own average.
  */
 
 /** A trained variable and its shadow (null: no average yet). */
@@ -39,4 +40,40 @@ export function finalizeAverages(slots: readonly AveragedSlot[]): void {
 /** The shadows after an applied update: those that existed, and new ones starting from the variables' values now. */
 export function startAverages(variables: readonly tf.Variable[], shadows: readonly (tf.Variable | null)[]): tf.Variable[] {
   return variables.map((v, i) => shadows[i] ?? tf.variable(v, false));
+}
+
+/**
+ * The swap of `withAveragedWeights` as state: whether the weights hold their averages now, and
+ * the one refusal that every call changing weights or state gives meanwhile.
+ */
+export class AverageSwap {
+  /** True between the two swaps. */
+  swapped = false;
+
+  constructor(private readonly owner: string, private readonly slots: () => readonly AveragedSlot[]) {}
+
+  /** Runs `fn` with the averages in the weights, and always swaps back (unless `swapBack` already did). */
+  async during<T>(fn: () => T | Promise<T>): Promise<T> {
+    swapAverages(this.slots());
+    this.swapped = true;
+    try {
+      return await fn();
+    } finally {
+      this.swapBack();
+    }
+  }
+
+  /** Puts the trained weights back now, if they are swapped out (`dispose` inside the swap). */
+  swapBack(): void {
+    if (!this.swapped) return;
+    swapAverages(this.slots());
+    this.swapped = false;
+  }
+
+  /** Throws a named error while the weights hold their averages: `call` would train or restore them. */
+  refuseInside(call: string): void {
+    if (this.swapped) {
+      throw new Error(`${this.owner}: ${call} was called inside withAveragedWeights, while the weights hold their EMA; call it after withAveragedWeights returns (nest nothing inside it). Nothing was changed.`);
+    }
+  }
 }

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { CheckedAccumulatorArgs, checkAccumulatorArgs, GradientAccumulatorArgs, MicroStepOutcome, StepOptions, StepResult, stepResult, UpdateResult } from './accumulatorArgs';
 import { applyWindow, recordNorm, updateSettings } from './applyWindow';
-import { finalizeAverages, startAverages, swapAverages } from './ema';
+import { AverageSwap, finalizeAverages, startAverages } from './ema';
 import { externalGradients } from './externalGradients';
 import { PendingGuard } from './pendingGuard';
 import { windowSums } from './windowSums';
@@ -47,9 +47,11 @@ interface Slot {
  * State: counters and the open window are one plain object (`AccumulatorCore`), replaced whole
  * when a micro-step commits; a call that throws commits nothing.
  *
- * Length: about 460 lines, because each public call keeps its validate-then-commit sequence in one
- * place to be read as a whole; the pieces that are not sequencing (window sums, the update, state
- * tensors, the EMA swap, option checks) are already in modules of their own.
+ * Length: about 450 lines, because each public call (fourteen of them, with the reduced
+ * contributions of the parallel trainer and the EMA's finalize) keeps its validate-then-commit
+ * sequence in one place to be read as a whole; the pieces that are not sequencing (window sums,
+ * the update, state capture and restore, optimizer weights, the EMA swap, the pending guard,
+ * gradient checks, option checks) are in modules of their own.
  *
  * ```ts
  * const acc = new GradientAccumulator({ optimizer: tf.train.sgd(0.01), accumulationSteps: 4 });
@@ -74,9 +76,9 @@ export class GradientAccumulator {
   private readonly varList: tf.Variable[] | null;
   /** Every option, checked, with its default filled in. */
   readonly options: CheckedAccumulatorArgs;
-  /** Whether the weights hold their EMA now (between the two swaps of `withAveragedWeights`). */
-  private swapped = false;
   private slots: Slot[] = [];
+  /** Whether the weights hold their EMA now (between the two swaps of `withAveragedWeights`). */
+  private readonly averages = new AverageSwap(OWNER, () => this.slots);
   private core: AccumulatorCore = initialCore();
   private disposed = false;
   /** Refuses changes while a setState (or a getState through a custom optimizer's getWeights) is half-way. */
@@ -205,7 +207,7 @@ export class GradientAccumulator {
    * Nothing is committed before the update succeeded.
    */
   private accumulate(handed: tf.Variable[], gradients: (tf.Tensor | null)[], meanLoss: tf.Scalar | null, counted: Counted, count: tf.Scalar | null = null): StepResult {
-    if (this.swapped) throw new Error(`${OWNER}: the weights hold their EMA (inside withAveragedWeights); train only after it returns.`);
+    this.averages.refuseInside('a micro-step (step, addGradients, addGradientSums)');
     const before = this.core;
     checkUnit(OWNER, before.window, counted.unit);
     if (gradients.every((g) => g === null)) {
@@ -305,7 +307,7 @@ export class GradientAccumulator {
       loss: r.applied ? windowLoss : null,
     });
     if (w.microBatches === 0) return result({ applied: false, skipped: null, gradientNorm: null });
-    if (this.swapped) throw new Error(`${OWNER}: the weights hold their EMA (inside withAveragedWeights); flush only after it returns.`);
+    this.averages.refuseInside('flush');
     const touched = new Set(w.touched);
     const sums = this.slots.map((s) => (touched.has(s.variable.name) ? s.accumulator : null));
     return result(this.closeWindow(this.slots.map((s) => s.variable), sums, this.core));
@@ -341,7 +343,7 @@ export class GradientAccumulator {
     this.checkAlive('getState');
     const { includeOptimizer } = checkOptions<{ includeOptimizer?: boolean }>(`${OWNER}.getState`, 'options', options, ['includeOptimizer']);
     const core = copyCore(this.core);
-    const captured = captureTensors(this.slots, core.window.touched, includeOptimizer === false ? null : this.optimizer, this.options.ema === null ? null : { swapped: this.swapped });
+    const captured = captureTensors(this.slots, core.window.touched, includeOptimizer === false ? null : this.optimizer, this.options.ema === null ? null : { swapped: this.averages.swapped });
     const read = async (): Promise<AccumulatorState> => ({ format: ACCUMULATOR_STATE_FORMAT, averaging: this.averaging, ...core, ...(await readCaptured(captured)) });
     return captured.pendingRead ? this.guard.during('getState', read) : read();
   }
@@ -355,7 +357,7 @@ export class GradientAccumulator {
   async setState(state: AccumulatorState, args?: SetStateArgs): Promise<void> {
     this.checkAlive('setState');
     const owner = `${OWNER}.setState`;
-    if (this.swapped) throw new Error(`${owner}: the weights hold their EMA (inside withAveragedWeights); restore a state only after it returns. Nothing was changed.`);
+    this.averages.refuseInside('setState');
     const { matchBy = 'name', includeOptimizer } = checkOptions<SetStateArgs>(owner, 'args', args, ['matchBy', 'includeOptimizer']);
     if (matchBy !== 'name' && matchBy !== 'order') throw argumentError(owner, 'matchBy', '"name" or "order"', matchBy);
     return this.guard.during('setState', () => this.restore(owner, checkState(owner, state, this.averaging), matchBy, includeOptimizer !== false));
@@ -387,13 +389,7 @@ export class GradientAccumulator {
    */
   async withAveragedWeights<T>(fn: () => T | Promise<T>): Promise<T> {
     this.checkAverages('withAveragedWeights');
-    this.swap();
-    try {
-      return await fn();
-    } finally {
-      // dispose() inside fn already swapped back.
-      if (this.swapped) this.swap();
-    }
+    return this.averages.during(fn);
   }
 
   /**
@@ -410,13 +406,7 @@ export class GradientAccumulator {
   private checkAverages(call: string): void {
     this.checkAlive(call);
     if (this.options.ema === null) throw argumentError(`${OWNER}.${call}`, 'ema', 'set (e.g. { decay: 0.999 }) to use averaged weights', undefined);
-    if (this.swapped) throw new Error(`${OWNER}: ${call} was called inside withAveragedWeights; nest nothing inside it.`);
-  }
-
-  /** Swaps the weights and their averages (see `swapAverages`). */
-  private swap(): void {
-    swapAverages(this.slots);
-    this.swapped = !this.swapped;
+    this.averages.refuseInside(call);
   }
 
   /**
@@ -430,7 +420,7 @@ export class GradientAccumulator {
     if (this.disposed) return;
     this.guard.check('dispose');
     // Inside withAveragedWeights: the model gets its trained weights back first.
-    if (this.swapped) this.swap();
+    this.averages.swapBack();
     tf.dispose(this.slots.flatMap((s) => [s.accumulator, s.ema]).filter((a): a is tf.Variable => a !== null));
     this.slots = [];
     if (keepOptimizer !== true) releaseOptimizer(this.optimizer);

@@ -97,17 +97,53 @@ export interface CapturedOptimizer {
  * updates cannot change what was taken. Null for an optimizer that is not a built-in one.
  */
 export function captureOptimizer(optimizer: tf.Optimizer): CapturedOptimizer | null {
+  const live = liveWeights(optimizer);
+  if (live === null) return null;
+  // The iteration count is a fresh tensor already; the Variables are cloned.
+  const clone = (w: NamedTensor) => ({ name: w.name, tensor: w.tensor instanceof tf.Variable ? tf.clone(w.tensor) : w.tensor });
+  return { weights: live.weights.map(clone), internals: live.internals.map(clone) };
+}
+
+/** The optimizer's slot and internal Variables themselves, with a fresh iteration count; null for another class. */
+function liveWeights(optimizer: tf.Optimizer): CapturedOptimizer | null {
   const layout = layoutOf(optimizer);
   if (layout === undefined) return null;
   const target = optimizer as unknown as Record<string, unknown>;
   const weights: NamedTensor[] = [{ name: 'iter', tensor: tf.scalar(optimizer.iterations ?? 0, 'int32') }];
   for (const { field } of activeSlots(optimizer, layout)) {
     for (const e of (target[field] as SlotEntry[] | undefined) ?? []) {
-      if (e != null) weights.push({ name: e.originalName, tensor: tf.clone(e.variable) });
+      if (e != null) weights.push({ name: e.originalName, tensor: e.variable });
     }
   }
-  const internals = layout.internals.map((name) => ({ name, tensor: tf.clone(target[name] as tf.Variable) }));
+  const internals = layout.internals.map((name) => ({ name, tensor: target[name] as tf.Variable }));
   return { weights, internals };
+}
+
+/** How internals are named among the weights saved with a model. */
+const INTERNAL = 'internals/';
+
+/**
+ * The weights `model.save(…, { includeOptimizer: true })` stores for a wrapped optimizer: those
+ * of `getWeights` and, for a built-in one, its internals as `internals/<name>`, so that
+ * `tf.loadLayersModel` resumes it bit for bit (tfjs's own Adam recomputes β₁ᵗ, β₂ᵗ with `pow`,
+ * and its Adamax saves nothing). Like tfjs's, the slots are the live Variables.
+ */
+export async function weightsToSave(optimizer: tf.Optimizer): Promise<NamedTensor[]> {
+  const live = liveWeights(optimizer);
+  if (live === null) return optimizer.getWeights();
+  return [...live.weights, ...live.internals.map((w) => ({ name: `${INTERNAL}${w.name}`, tensor: w.tensor }))];
+}
+
+/** Loads what {@link weightsToSave} stored (or tfjs's own list, without internals) into the optimizer. */
+export async function loadSavedWeights(optimizer: tf.Optimizer, saved: NamedTensor[]): Promise<void> {
+  if (layoutOf(optimizer) === undefined) return optimizer.setWeights(saved);
+  const weights: SerializedTensor[] = [];
+  const internals: SerializedTensor[] = [];
+  for (const { name, tensor } of saved) {
+    const entry = { name: name.startsWith(INTERNAL) ? name.slice(INTERNAL.length) : name, shape: [...tensor.shape], dtype: tensor.dtype, values: Array.from(await tensor.data()) };
+    (name.startsWith(INTERNAL) ? internals : weights).push(entry);
+  }
+  writeOptimizer(optimizer, weights, internals.length === 0 ? null : internals);
 }
 
 /**
@@ -133,9 +169,11 @@ export function writeOptimizer(optimizer: tf.Optimizer, weights: readonly Serial
     }));
   });
   target.iterations_ = t;
-  const values = internals === null ? layout.derive?.(target, t) ?? {} : Object.fromEntries(internals.map((w) => [w.name, w.values[0]]));
+  // Internals not given (an older state or model) are derived from the iteration count, as tfjs does.
+  const given: Record<string, number> = Object.fromEntries((internals ?? []).map((w) => [w.name, w.values[0]]));
+  const derived = layout.derive?.(target, t) ?? {};
   for (const name of layout.internals) {
-    tf.tidy(() => (target[name] as tf.Variable).assign(tf.scalar(values[name], 'float32')));
+    tf.tidy(() => (target[name] as tf.Variable).assign(tf.scalar(given[name] ?? derived[name], 'float32')));
   }
   tf.dispose(old);
 }

@@ -38,6 +38,10 @@ describe('an accumulator refuses changes while a state call of a custom optimize
     const restoring = acc.setState(state);
     assertThrowsMentioning(step, 'while a setState() has not finished');
     await restoring;
+    // The read through getWeights frees its iteration tensor, the restore its old values: no leak.
+    const tensors = tf.memory().numTensors;
+    await acc.setState(await acc.getState());
+    assert.equal(tf.memory().numTensors, tensors, 'getState/setState through a custom optimizer leaked');
     assert.equal(step().applied, true);
     assert.deepEqual(Array.from(w.dataSync()), [0.5, 0.5]);
     acc.dispose();

@@ -40,6 +40,15 @@ function regressionModel() {
   return { a, b, loss, weights: () => [a, b].map((v) => Float32Array.from(v.dataSync())), dispose: () => tf.dispose([a, b]) };
 }
 
+/** Frees one test's accumulator, hand-driven optimizer, both models and the data. */
+function release(acc: GradientAccumulator, opt: tf.Optimizer, truth: { dispose(): void }, ours: { dispose(): void }, data: { xs: tf.Tensor; ys: tf.Tensor }[]): void {
+  acc.dispose();
+  opt.dispose();
+  truth.dispose();
+  ours.dispose();
+  tf.dispose(data.flatMap((d) => [d.xs, d.ys]));
+}
+
 describe('Accelerate test_sync (src/accelerate/test_utils/scripts/test_sync.py)', () => {
   // Mirrors test_gradient_accumulation: the accumulated gradient matches the ground truth's at
   // every sync point (every second batch and the last one), and between them nothing is applied.
@@ -75,11 +84,7 @@ describe('Accelerate test_sync (src/accelerate/test_utils/scripts/test_sync.py)'
     // Accelerate ends with `accelerator.step == 0`: no micro-batch is left in a window.
     assert.equal(acc.pendingMicroBatches, 0);
     assert.equal(acc.updateStep, 3);
-    acc.dispose();
-    opt.dispose();
-    truth.dispose();
-    ours.dispose();
-    tf.dispose(data.flatMap((d) => [d.xs, d.ys]));
+    release(acc, opt, truth, ours, data);
   });
 
   // Mirrors test_gradient_accumulation_with_opt_and_scheduler: AdamW at 1e-3 with a LambdaLR of
@@ -122,10 +127,6 @@ describe('Accelerate test_sync (src/accelerate/test_utils/scripts/test_sync.py)'
       assert.ok(maxRelativeDifference(ours.weights(), truth.weights()) <= 1e-5, `batch ${iteration}: the weights differ`);
     });
     assert.equal(acc.pendingMicroBatches, 0);
-    acc.dispose();
-    opt.dispose();
-    truth.dispose();
-    ours.dispose();
-    tf.dispose(data.flatMap((d) => [d.xs, d.ys]));
+    release(acc, opt, truth, ours, data);
   });
 });
