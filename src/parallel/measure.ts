@@ -67,6 +67,8 @@ export interface ParallelWindowTiming {
    * above 1 when a micro-batch does more work in a worker, about 1 when it only waits longer for
    * a core (its `runQueueMs`).
    */
+  /** The main thread's own CPU time and run-queue wait over the median window (dispatch, reduction, update), ms (Linux; 0 elsewhere). */
+  mainThread: ThreadClock;
   inWorker: WorkerTiming & { perMicroBatchMs: number; computeInflation: number; cpuPerMicroBatchMs: number; cpuInflation: number };
 }
 
@@ -136,11 +138,12 @@ export async function measureParallelWindow(args: MeasureParallelArgs): Promise<
         }),
       );
     }
-    type WindowSplit = { computeMs: number; transferMs: number; updateMs: number; bytes: RoundReport['bytes']; workers: WorkerTiming[] };
+    type WindowSplit = { computeMs: number; transferMs: number; updateMs: number; bytes: RoundReport['bytes']; workers: WorkerTiming[]; mainThread: ThreadClock };
     const parallelWindow = async (acc: ParallelAccumulator): Promise<WindowSplit> => {
       // Fresh copies of the arrays (a caller transferring its data makes them anyway); cheap next to training.
       const batches = window.batches.map((d) => ({ xs: { values: d.xs.slice(), shape: xsShape }, ys: { values: d.ys.slice(), shape: ysShape } }));
-      const split: WindowSplit = { computeMs: 0, transferMs: 0, updateMs: 0, bytes: { microBatches: 0, gradients: 0, weights: 0 }, workers: acc.workerBackends.map(() => ({ computeMs: 0, unpackMs: 0, packMs: 0, idleMs: 0, gcMs: 0, messages: 0, microBatches: 0, cpuMs: 0, runQueueMs: 0 })) };
+      const split: WindowSplit = { computeMs: 0, transferMs: 0, updateMs: 0, bytes: { microBatches: 0, gradients: 0, weights: 0 }, workers: acc.workerBackends.map(() => ({ computeMs: 0, unpackMs: 0, packMs: 0, idleMs: 0, gcMs: 0, messages: 0, microBatches: 0, cpuMs: 0, runQueueMs: 0 })), mainThread: { cpuMs: 0, runQueueMs: 0 } };
+      const mainClock = threadClock();
       for (const b of batches) {
         const { round } = await acc.step(b);
         if (round === null) continue;
@@ -157,6 +160,7 @@ export async function measureParallelWindow(args: MeasureParallelArgs): Promise<
           for (const key of Object.keys(total) as (keyof WorkerTiming)[]) total[key] += w[key];
         });
       }
+      split.mainThread = clockSince(mainClock);
       return split;
     };
     const singleTimes: { ms: number; cores: number; clock: ThreadClock }[] = [];
@@ -197,6 +201,7 @@ export async function measureParallelWindow(args: MeasureParallelArgs): Promise<
           otherMs: Math.max(0, ms - report.computeMs - report.transferMs - report.updateMs),
         },
         bytes: { ...report.bytes, total: report.bytes.microBatches + report.bytes.gradients + report.bytes.weights },
+        mainThread: report.mainThread,
         inWorker: busiestWorker(report.workers, singleThreadMs / steps, singleThreadPerMicroBatch.cpuMs),
       };
     });
