@@ -31,7 +31,13 @@ export interface MeasureParallelArgs {
   syncEveryRound?: boolean;
   /** Timed windows per contender (the median is reported). Default 5. */
   windows?: number;
-  /** Untimed windows first (tfjs and XNNPACK prepare on first calls). Default 2. */
+  /**
+   * Untimed windows first (tfjs and XNNPACK prepare on first calls, and V8 compiles the hot code).
+   * A trainer with W workers gets W times as many, so that each worker's isolate, which compiles
+   * its own code from only its share of the micro-batches, has run as many micro-batches as the
+   * main thread before timing starts (with fewer, the workers' JIT compilation falls into the
+   * timed windows, about a quarter of their CPU time after 2 windows). Default 2.
+   */
   warmupWindows?: number;
   /** The backend of the workers; the main thread's is whatever is active. Default `"wasm"`. */
   backend?: BackendPreference;
@@ -171,14 +177,19 @@ export async function measureParallelWindow(args: MeasureParallelArgs): Promise<
       const cpu = process.cpuUsage(t.cpu);
       return { ms, cores: (cpu.user + cpu.system) / 1000 / ms };
     };
-    for (let rep = 0; rep < warmup + windows; rep++) {
+    // Warm-up: the main thread's windows, and each trainer's times its workers (see warmupWindows).
+    for (let rep = 0; rep < warmup; rep++) await singleWindow();
+    for (const [i, acc] of parallel.entries()) {
+      for (let rep = 0; rep < warmup * configs[i].w; rep++) await parallelWindow(acc);
+    }
+    for (let rep = 0; rep < windows; rep++) {
       let start = clock();
       await singleWindow();
-      if (rep >= warmup) singleTimes.push({ ...since(start), clock: singleClock });
+      singleTimes.push({ ...since(start), clock: singleClock });
       for (const [i, acc] of parallel.entries()) {
         start = clock();
         const report = await parallelWindow(acc);
-        if (rep >= warmup) parallelTimes[i].push({ ...since(start), report });
+        parallelTimes[i].push({ ...since(start), report });
       }
     }
     const singleSorted = [...singleTimes].sort((a, b) => a.ms - b.ms);
