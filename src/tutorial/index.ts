@@ -22,3 +22,4 @@ export { formatNumber, setLocale, activeLocale, translateText, looksEnglish, loc
 export type { PlotlyFigure, PlotlyTrace, Series, LineChartArgs, BarChartArgs, DisplayBundle, FigureArgs, TableRow, TableArgs, TableBundle, DisplayLocale, FormatNumberArgs } from './plot';
 export { runNormExperiment, batchStatisticsDeviation, testErrorOf, testErrorSpread, NORM_EXPERIMENT_PRESETS, WU_HE_2018 } from './experiments/normExperiment';
 export type { NormExperimentArgs, NormExperimentProgress, NormExperimentResult, NormRunRecord, NormSummaryRow, StatisticsDeviation } from './experiments/normExperiment';
+export { check, showMarkdown, markdownBundle, CheckFailedError, CHECK_MARK } from './check';
