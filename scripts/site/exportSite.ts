@@ -18,7 +18,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Notebook } from '../notebooks/nbformat';
 import { fileHref, html, trusted, type SafeHtml } from './html';
-import { failureBanner, layout, onThisPage, pager, runnerNote, SITE_TITLE, type LayoutArgs } from './layout';
+import { failureBanner, layout, runnerNote, SITE_TITLE, type LayoutArgs } from './layout';
+import { pager, withSectionsAfterTitle } from './nav';
 import type { ChapterPage, PageLang } from './model';
 import { PLOTLY_BUNDLE } from './plotlyBundle';
 import { createMarkdown, renderNotebook } from './render';
@@ -51,8 +52,6 @@ const DEFAULTS = {
   inDir: path.join(ROOT, 'build', 'notebooks'),
   outDir: path.join(ROOT, 'build', 'site'),
 };
-const SITE_DESCRIPTION_ZH = 'TensorFlow.js 的梯度累积和小批次归一化，用可运行的 TypeScript notebook 讲解。';
-const SITE_DESCRIPTION = 'Gradient accumulation and small-batch normalization for TensorFlow.js, taught by executable TypeScript notebooks.';
 /** Marks a folder as one this exporter made, so that it may be emptied on the next export. */
 const MARKER = '.tfjs-accumulate-site';
 
@@ -173,6 +172,7 @@ export function exportSite(args: ExportSiteArgs = {}): SiteReport {
       const twin = file && (file === 'search.html' || other.pages.some((p) => p.file === file)) ? file : 'index.html';
       return { lang: other.lang, href: crossHref(e, other, twin) };
     };
+    const chapters = e.pages.map((p) => ({ file: p.file, title: p.title }));
     const common = { lang: e.lang, root, siteUrl: args.siteUrl };
     fs.mkdirSync(path.join(outDir, e.dir), { recursive: true });
     fs.mkdirSync(path.join(outDir, 'notebooks', e.dir), { recursive: true });
@@ -186,9 +186,9 @@ export function exportSite(args: ExportSiteArgs = {}): SiteReport {
         path: e.dir + p.file,
         alternate: alternate(p.file),
         title: `${p.title} · ${SITE_TITLE}`,
-        description: p.description || `${p.title}: a chapter of the ${SITE_TITLE} tutorial.`,
-        aside: onThisPage(p),
-        main: html`${failureBanner(p)}\n${p.body}${trusted(live[i])}`,
+        description: p.description || fill(t.chapterDescription, { title: p.title, site: SITE_TITLE }),
+        nav: { lang: e.lang, pages: chapters, current: p.file, headings: p.headings },
+        main: html`${failureBanner(p)}\n${withSectionsAfterTitle(p)}${trusted(live[i])}`,
         footer: chapterFooter(e, i, args.sourceUrl),
         math: p.hasMath,
       });
@@ -196,7 +196,7 @@ export function exportSite(args: ExportSiteArgs = {}): SiteReport {
       report.pages.push({ file: path.join(outDir, e.dir, p.file), title: p.title, plotlyOutputs: p.plotlyOutputs });
     });
     const total = e.pages.reduce((s, p) => s + (p.runner?.totalMs ?? 0), 0);
-    const description = e.lang === 'en' ? SITE_DESCRIPTION : SITE_DESCRIPTION_ZH;
+    const description = t.siteDescription;
     const otherList = other
       ? html`<section lang="${other.lang}" aria-labelledby="other-edition">
 <h2 id="other-edition">${ui(e.lang).otherEdition}</h2>
@@ -208,8 +208,9 @@ ${toc(other, e, false)}</ul>
       ...common,
       path: `${e.dir}index.html`,
       alternate: alternate('index.html'),
-      title: `${SITE_TITLE}: ${e.lang === 'en' ? 'the notebooks' : '教程'}`,
+      title: `${SITE_TITLE}: ${t.indexTitle}`,
       description,
+      nav: { lang: e.lang, pages: chapters },
       main: html`<h1>${SITE_TITLE}</h1>
 <p>${description}${e.lang === 'en' ? ' ' : ''}${t.indexLead}</p>
 <h2 id="contents">${t.contents}</h2>
@@ -227,9 +228,10 @@ ${otherList}`,
       path: `${e.dir}search.html`,
       alternate: alternate('search.html'),
       title: `${t.searchTitle} · ${SITE_TITLE}`,
-      description: e.lang === 'en' ? `Search the ${SITE_TITLE} tutorial's prose, code and outputs.` : `搜索 ${SITE_TITLE} 教程的正文、代码和输出。`,
+      description: fill(t.searchDescription, { site: SITE_TITLE }),
+      nav: { lang: e.lang, pages: chapters, current: 'search.html' },
       main: searchMain(e.lang),
-      footer: html`<nav class="pager" aria-label="${t.chapters}"><a href="index.html">${t.contents}</a></nav>`,
+      footer: html`<nav class="pager" aria-label="${t.pagerLabel}"><a href="index.html">${t.contents}</a></nav>`,
       math: false,
       headerSearch: false,
       scripts: [indexScript, 'assets/tokenizers.js', 'assets/search.js'],

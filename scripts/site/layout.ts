@@ -1,11 +1,12 @@
 /**
- * The page template: skip link, a one-line header (home, search, theme toggle), "On this page",
- * the content, and a footer with the chapter pager, the downloads and how the page was made.
+ * The page template: skip link, a one-line header (chapter menu on narrow screens, home, search,
+ * language, theme toggle), the chapter sidebar (nav.ts), the content, and a footer with the chapter pager, the downloads and how the page was made.
  * Every value is interpolated through `html`, so a notebook's name, text or metadata can never
  * become markup here.
  */
 import { fileHref, html, scriptJson, trusted, type SafeHtml } from './html';
 import type { ChapterPage, PageLang } from './model';
+import { chapterMenu, chapterSidebar, type NavArgs } from './nav';
 import { fillHtml, ui } from './strings';
 
 /** The site's name, in the header and in page titles. */
@@ -20,8 +21,8 @@ export interface LayoutArgs {
   description: string;
   /** The main content. */
   main: SafeHtml;
-  /** Before `<main>`: the "On this page" navigation of a chapter. */
-  aside?: SafeHtml;
+  /** The edition's chapters, for the sidebar (wide screens) and the header's menu (narrow ones). Default: neither. */
+  nav?: NavArgs;
   footer: SafeHtml;
   /** Load KaTeX's stylesheet (pages with math). */
   math: boolean;
@@ -78,9 +79,9 @@ ${alt ? alternateLink(alt, a) : ''}${a.math ? html`<link rel="stylesheet" href="
 </head>
 <body>
 <a class="skip-link" href="#content">${t.skipLink}</a>
-<header class="site-header"><a class="home" href="index.html">${SITE_TITLE}</a>${search}${langLink}<button class="theme-toggle" type="button" aria-pressed="false" hidden>${t.themeToggle}</button></header>
-<div class="page">
-${a.aside ?? ''}<main id="content" tabindex="-1">
+<header class="site-header">${a.nav ? chapterMenu(a.nav) : ''}<a class="home" href="index.html">${SITE_TITLE}</a>${search}${langLink}<button class="theme-toggle" type="button" aria-pressed="false" hidden>${t.themeToggle}</button></header>
+<div class="${`page${a.nav ? ' with-nav' : ''}`}">
+${a.nav ? chapterSidebar(a.nav) : ''}<main id="content" tabindex="-1">
 ${a.main}
 </main>
 </div>
@@ -90,26 +91,6 @@ ${a.main}
 ${(a.scripts ?? []).map((s) => html`<script src="${root + s}" defer></script>\n`)}</body>
 </html>
 `.value;
-}
-
-/** The previous/next/contents links of a chapter. */
-export function pager(pages: ChapterPage[], i: number): SafeHtml {
-  const prev = pages[i - 1];
-  const next = pages[i + 1];
-  const t = ui(pages[i].lang);
-  return html`<nav class="pager" aria-label="${t.chapters}">${prev ? html`<a rel="prev" href="${fileHref(prev.file)}">← ${prev.title}</a>` : ''}<a href="index.html">${t.contents}</a>${
-    next ? html`<a rel="next" href="${fileHref(next.file)}">${next.title} →</a>` : ''
-  }</nav>`;
-}
-
-/** "On this page": the chapter's second-level headings. */
-export function onThisPage(p: ChapterPage): SafeHtml {
-  const sections = p.headings.filter((h) => h.level === 2);
-  if (sections.length === 0) return html``;
-  const t = ui(p.lang);
-  return html`<nav class="on-this-page" aria-label="${t.onThisPage}"><p class="on-this-page-title">${t.onThisPage}</p><ol>${sections.map(
-    (s) => html`<li><a href="${`#${s.id}`}">${s.text}</a></li>`,
-  )}</ol></nav>\n`;
 }
 
 /** How the page was made: the runner's numbers, each validated and escaped. */

@@ -12,6 +12,7 @@ import { PLOTLY_MIME, type PlotlyFigure } from '../../src/tutorial/index';
 import { cellSource, REPORT_KEY, type Cell, type MimeBundle, type Notebook, type Output } from '../notebooks/nbformat';
 import { html, trusted, type SafeHtml } from './html';
 import { whyNotInert } from './htmlOutput';
+import { cellView, type PartView } from './cellTags';
 import type { ChapterPage, Heading, PageLang, RunnerSummary, SearchEntry } from './model';
 import { fill, ui, type UiStrings } from './strings';
 import { chartHtml, figureTitle, missingTraceTypes } from './plotlyBundle';
@@ -21,6 +22,12 @@ const MIME_ORDER = [PLOTLY_MIME, 'image/png', 'image/jpeg', 'image/gif', 'image/
 /** Searchable text kept per output; the index stays small enough to ship as a script. */
 const SEARCH_TEXT_LIMIT = 4000;
 
+/**
+ * Printed text wraps at the box's width, as JupyterLab wraps it, so that a sentence printed by a
+ * cell (chapter 6's conclusions) reads as a paragraph instead of scrolling sideways. Text drawn
+ * as a grid (box-drawing characters, tabs) keeps its lines, and scrolls.
+ */
+const wrapClass = (body: string): string => (/[\u2500-\u257f\t]/.test(body) ? 'grid' : 'wrap');
 const stripAnsi = (s: string): string => s.replace(/\x1b\[[0-9;]*[A-Za-z]/g, '');
 const text = (v: unknown): string => (Array.isArray(v) ? v.join('') : typeof v === 'string' ? v : v == null ? '' : String(v));
 
@@ -110,7 +117,7 @@ function renderOutput(out: Output, md: MarkdownIt, env: RenderEnv, where: { note
   const label = fill((env.ui ?? ui('en')).outputOfCell, { n: where.n, cell: where.cell });
   if (out.output_type === 'stream') {
     const body = stripAnsi(text(out.text));
-    return { html: scrollBox(label, html`<pre class="output stream ${out.name === 'stderr' ? 'stderr' : 'stdout'}">${body}</pre>`), searchText: body, plotly: false };
+    return { html: scrollBox(label, html`<pre class="${`output stream ${out.name === 'stderr' ? 'stderr' : 'stdout'} ${wrapClass(body)}`}">${body}</pre>`), searchText: body, plotly: false };
   }
   if (out.output_type === 'error') {
     const body = stripAnsi(Array.isArray(out.traceback) && out.traceback.length ? out.traceback.join('\n') : `${text(out.ename)}: ${text(out.evalue)}`);
@@ -142,8 +149,9 @@ function renderOutput(out: Output, md: MarkdownIt, env: RenderEnv, where: { note
       // Shown as HTML only if inert (see htmlOutput.ts); otherwise as its plain text, with a note.
       const why = whyNotInert(text(value));
       if (why === undefined) return { html: scrollBox(label, html`<div class="output html">${trusted(text(value))}</div>`), searchText: plain, plotly: false };
+      const t = env.ui ?? ui('en');
       return {
-        html: scrollBox(label, html`<pre class="output text">${plain || '(an HTML output)'}</pre><p class="output unsupported">This HTML output is shown as text: it uses ${why}, which the site does not run.</p>`),
+        html: scrollBox(label, html`<pre class="output text">${plain || t.anHtmlOutput}</pre><p class="output unsupported">${fill(t.htmlAsText, { why })}</p>`),
         searchText: plain,
         plotly: false,
       };
@@ -156,9 +164,9 @@ function renderOutput(out: Output, md: MarkdownIt, env: RenderEnv, where: { note
       return { html: scrollBox(label, html`<pre class="output json">${body}</pre>`), searchText: body, plotly: false };
     }
     case 'text/plain':
-      return { html: scrollBox(label, html`<pre class="output text">${plain}</pre>`), searchText: plain, plotly: false };
+      return { html: scrollBox(label, html`<pre class="${`output text ${wrapClass(plain)}`}">${plain}</pre>`), searchText: plain, plotly: false };
     default:
-      return { html: html`<p class="output unsupported">(an output of type ${Object.keys(data).join(', ') || 'none'} that a static page cannot show)</p>`, searchText: '', plotly: false };
+      return { html: html`<p class="output unsupported">${fill((env.ui ?? ui('en')).unsupportedOutput, { types: Object.keys(data).join(', ') || 'none' })}</p>`, searchText: '', plotly: false };
   }
 }
 
@@ -202,6 +210,25 @@ export function runnerSummary(metadata: unknown): RunnerSummary | null {
   };
 }
 
+/**
+ * A code cell's source: its execution count on the line above (the cell's run time stays in the
+ * downloadable notebook, out of the reader's way), and, for `hide-input`, behind a disclosure.
+ */
+function codeHtml(cell: Cell, source: string, n: number, view: PartView, t: UiStrings): SafeHtml {
+  if (view === 'removed') return html``;
+  const count = Number.isInteger(cell.execution_count) ? `[${cell.execution_count}]` : '[ ]';
+  const code = trusted(hljs.highlight(source, { language: 'typescript' }).value);
+  const box = html`<div class="source"><div class="source-head"><span class="meta">${count}</span></div>${scrollBox(fill(t.codeOfCell, { cell: n }), html`<pre><code class="hljs language-typescript">${code}</code></pre>`)}</div>`;
+  return view === 'hidden' ? html`<details class="cell-part"><summary>${t.showCode}</summary>${box}</details>` : box;
+}
+
+/** A code cell's outputs, behind a disclosure for `hide-output`. */
+function outputsHtml(outputs: RenderedOutput[], view: PartView, t: UiStrings): SafeHtml {
+  if (outputs.length === 0) return html``;
+  const box = html`<div class="outputs">${outputs.map((o) => o.html)}</div>`;
+  return view === 'hidden' ? html`<details class="cell-part"><summary>${t.showOutput}</summary>${box}</details>` : box;
+}
+
 /** Renders a notebook into a chapter page. Problems (broken math, unsupported charts) go to `errors`. */
 export function renderNotebook(file: string, nb: Notebook, md: MarkdownIt, errors: string[], lang: PageLang = 'en'): ChapterPage {
   const notebook = path.basename(file);
@@ -212,6 +239,8 @@ export function renderNotebook(file: string, nb: Notebook, md: MarkdownIt, error
   let plotlyOutputs = 0;
   let section = { id: 'main', title: '' };
   nb.cells.forEach((cell, i) => {
+    const view = cellView(cell);
+    if (!view.present) return;
     const source = cellSource(cell);
     if (cell.cell_type === 'markdown') {
       const before = env.headings?.length ?? 0;
@@ -244,24 +273,16 @@ export function renderNotebook(file: string, nb: Notebook, md: MarkdownIt, error
     }
     if (cell.cell_type !== 'code') return; // raw cells are not shown, as in Jupyter's HTML export
     const n = i + 1;
-    const timing = (cell.metadata?.execution ?? {}) as Record<string, unknown>;
-    const [start, end] = [timing['iopub.execute_input'], timing['shell.execute_reply']];
-    const ms = isoTime(start) && isoTime(end) ? Date.parse(end) - Date.parse(start) : NaN;
-    const count = Number.isInteger(cell.execution_count) ? `[${cell.execution_count}]` : '[ ]';
-    const meta = [count, Number.isFinite(ms) && ms >= 0 ? `${(ms / 1000).toFixed(1)} s` : ''].filter(Boolean).join(' ');
-    const code = trusted(hljs.highlight(source, { language: 'typescript' }).value);
-    const outputs = (cell.outputs ?? []).map((o, k) => renderOutput(o, md, env, { notebook, cell: n, n: k + 1, errors }));
+    const t = env.ui ?? ui('en');
+    const removedOutputs = view.outputs === 'removed';
+    const outputs = removedOutputs ? [] : (cell.outputs ?? []).map((o, k) => renderOutput(o, md, env, { notebook, cell: n, n: k + 1, errors }));
     plotlyOutputs += outputs.filter((o) => o.plotly).length;
-    search.push({ kind: 'code', section: `cell-${n}`, sectionTitle: section.title, text: source });
+    if (view.input !== 'removed') search.push({ kind: 'code', section: `cell-${n}`, sectionTitle: section.title, text: source });
     for (const o of outputs) {
       if (o.searchText.trim()) search.push({ kind: 'output', section: `cell-${n}`, sectionTitle: section.title, text: o.searchText.slice(0, SEARCH_TEXT_LIMIT) });
     }
-    parts.push(
-      html`<section class="cell code-cell" id="${`cell-${n}`}"><div class="source"><div class="source-head"><span class="meta">${meta}</span></div>${scrollBox(
-        fill(ui(lang).codeOfCell, { cell: n }),
-        html`<pre><code class="hljs language-typescript">${code}</code></pre>`,
-      )}</div>${outputs.length ? html`<div class="outputs">${outputs.map((o) => o.html)}</div>` : ''}</section>`,
-    );
+    if (view.input === 'removed' && outputs.length === 0) return;
+    parts.push(html`<section class="${`cell code-cell${view.input === 'removed' ? ' no-input' : ''}`}" id="${`cell-${n}`}">${codeHtml(cell, source, n, view.input, t)}${outputsHtml(outputs, view.outputs, t)}</section>`);
   });
   const headings = env.headings ?? [];
   const h1 = headings.find((h) => h.level === 1);

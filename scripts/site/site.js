@@ -73,6 +73,18 @@
     })(cells[i]);
   }
 
+  // A link to a cell (a search result) whose code or output is collapsed (hide-input,
+  // hide-output) opens it, so the reader lands on what the search found.
+  function openTarget() {
+    var id = decodeURIComponent(location.hash.slice(1));
+    var target = id && document.getElementById(id);
+    if (!target || !target.classList.contains('code-cell')) return;
+    var parts = target.querySelectorAll('details.cell-part');
+    for (var p = 0; p < parts.length; p++) parts[p].open = true;
+  }
+  openTarget();
+  window.addEventListener('hashchange', openTarget);
+
   // A visible cue under each box whose content is larger than the box.
   var boxes = document.querySelectorAll('.scroll-box');
   for (var b = 0; b < boxes.length; b++) {
@@ -105,23 +117,34 @@
     return loading;
   }
   // Plotly never wraps a title; on a narrow screen it would run off both edges, so it is broken
-  // into lines at spaces and set a little smaller.
+  // into lines and set a little smaller. Latin text breaks at spaces; Chinese (no spaces) may
+  // break between any two characters, each counted as two Latin ones wide.
+  var WIDE = /[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]/;
   function fitTitle(layout, width) {
     var title = layout.title;
     if (typeof title === 'string') title = { text: title };
     if (!title || !title.text || width >= 640) return;
     var perLine = Math.max(16, Math.floor(width / 8.5));
+    var tokens = title.text.match(/[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]|[^\s\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]+|\s+/g) || [];
     var lines = [];
     var line = '';
-    title.text.split(' ').forEach(function (word) {
-      if (line && (line + ' ' + word).length > perLine) {
-        lines.push(line);
-        line = word;
-      } else {
-        line = line ? line + ' ' + word : word;
+    var used = 0;
+    tokens.forEach(function (token) {
+      var space = /^\s+$/.test(token);
+      var size = WIDE.test(token) ? 2 : token.length;
+      if (space) {
+        if (line) { line += ' '; used += 1; }
+        return;
       }
+      if (line && used + size > perLine) {
+        lines.push(line.replace(/\s+$/, ''));
+        line = '';
+        used = 0;
+      }
+      line += token;
+      used += size;
     });
-    if (line) lines.push(line);
+    if (line) lines.push(line.replace(/\s+$/, ''));
     layout.title = Object.assign({}, title, { text: lines.join('<br>'), font: Object.assign({}, title.font, { size: 14 }) });
     var margin = Object.assign({ t: 50 }, layout.margin);
     margin.t = Math.max(margin.t, 24 + 18 * lines.length);

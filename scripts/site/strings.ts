@@ -65,6 +65,25 @@ export interface UiStrings {
   codeOfCell: string;
   table: string;
   equation: string;
+  /** The summary of a `hide-input` cell's collapsed code. */
+  showCode: string;
+  /** The summary of a `hide-output` cell's collapsed outputs. */
+  showOutput: string;
+  /** The label of the footer's previous/next links (the sidebar is "Chapters"). */
+  pagerLabel: string;
+  /** The phone header's button that opens the chapter menu (its accessible name is `chapters`). */
+  menu: string;
+  /** An HTML output that is not inert; `{why}` names what it uses. */
+  htmlAsText: string;
+  anHtmlOutput: string;
+  /** `{types}`: the output's MIME types. */
+  unsupportedOutput: string;
+  /** A chapter's description when it has no subtitle. */
+  chapterDescription: string;
+  siteDescription: string;
+  /** After the site's name in the index's `<title>`. */
+  indexTitle: string;
+  searchDescription: string;
   browser: BrowserStrings;
 }
 
@@ -100,6 +119,17 @@ const EN: UiStrings = {
   codeOfCell: 'Code of cell {cell}',
   table: 'Table {n}',
   equation: 'Equation {n}',
+  showCode: 'Show code',
+  showOutput: 'Show output',
+  pagerLabel: 'Previous and next chapter',
+  menu: 'Chapters',
+  htmlAsText: 'This HTML output is shown as text: it uses {why}, which the site does not run.',
+  anHtmlOutput: '(an HTML output)',
+  unsupportedOutput: '(an output of type {types} that a static page cannot show)',
+  chapterDescription: '{title}: a chapter of the {site} tutorial.',
+  siteDescription: 'Gradient accumulation and small-batch normalization for TensorFlow.js, taught by executable TypeScript notebooks.',
+  indexTitle: 'the notebooks',
+  searchDescription: "Search the {site} tutorial's prose, code and outputs.",
   browser: {
     copy: 'Copy',
     copied: 'Copied',
@@ -150,6 +180,17 @@ const ZH: UiStrings = {
   codeOfCell: '第 {cell} 个单元的代码',
   table: '表 {n}',
   equation: '公式 {n}',
+  showCode: '显示代码',
+  showOutput: '显示输出',
+  pagerLabel: '上一章和下一章',
+  menu: '章节',
+  htmlAsText: '这个 HTML 输出以纯文本显示：它用到了 {why}，本站不运行这类内容。',
+  anHtmlOutput: '（一个 HTML 输出）',
+  unsupportedOutput: '（类型为 {types} 的输出，静态页面无法显示）',
+  chapterDescription: '{title}：{site} 教程中的一章。',
+  siteDescription: 'TensorFlow.js 的梯度累积和小批次归一化，用可运行的 TypeScript notebook 讲解。',
+  indexTitle: '教程',
+  searchDescription: '搜索 {site} 教程的正文、代码和输出。',
   browser: {
     copy: '复制',
     copied: '已复制',

@@ -19,9 +19,9 @@ let tmp: string;
 let chromium: { port: number; stop: () => Promise<void> };
 let http: { url: string; close: () => Promise<void> };
 const pages = fs.existsSync(SITE) ? fs.readdirSync(SITE).filter((f) => f.endsWith('.html')).sort() : [];
-// One page of the Chinese edition (same frame and scripts as the English pages; site.e2e.ts runs
-// axe on all of them), the chapter with math and charts.
-if (fs.existsSync(path.join(SITE, 'zh', '03-accumulation.html'))) pages.push('zh/03-accumulation.html');
+// Two pages of the Chinese edition (same frame and scripts as the English pages; site.e2e.ts runs
+// axe on all of them): its index and the chapter with math and charts.
+for (const zh of ['zh/index.html', 'zh/03-accumulation.html']) if (fs.existsSync(path.join(SITE, zh))) pages.push(zh);
 const results: LighthouseResult[] = [];
 
 before(async () => {

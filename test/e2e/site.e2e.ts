@@ -8,6 +8,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { exportSite } from '../../scripts/site/exportSite';
 import { cellSource, type Notebook } from '../../scripts/notebooks/nbformat';
 import { BUNDLE_TRACE_TYPES } from '../../scripts/site/plotlyBundle';
+import { cellView } from '../../scripts/site/cellTags';
 import { HOSTILE, writeHostileNotebooks } from '../fixtures/hostileNotebooks';
 import { axeViolations, launch, open, serve } from '../helpers/site';
 
@@ -30,6 +31,8 @@ const fileBase = pathToFileURL(SITE + path.sep).href;
 
 /** Scrolls every chart into view and waits until site.js has drawn (or given up on) each. */
 async function drawCharts(page: Page): Promise<void> {
+  // A chart in a collapsed (hide-output) cell is drawn when the reader opens it.
+  await page.evaluate(() => document.querySelectorAll('details.cell-part').forEach((d) => ((d as HTMLDetailsElement).open = true)));
   const figures = page.locator('.plotly-figure');
   const n = await figures.count();
   for (let i = 0; i < n; i++) await figures.nth(i).scrollIntoViewIfNeeded();
@@ -66,8 +69,11 @@ describe('every page at 390×844, with its charts drawn', () => {
             const b = r.getBoundingClientRect();
             return { left: b.left, right: b.right, width: b.width };
           }),
+          // Chart titles, which site.js breaks into lines (Chinese ones between characters).
+          titles: Array.from(document.querySelectorAll('.plotly-figure .gtitle')).map((t) => [t.getBoundingClientRect().left, t.getBoundingClientRect().right]),
         }));
         assert.equal(layout.scrollWidth, layout.width, `${name}: scrollWidth ${layout.scrollWidth} at a ${layout.width} px viewport`);
+        for (const [l, r] of layout.titles) assert.ok(l >= 0 && r <= layout.width, `${name}: a chart title spans ${Math.round(l)}–${Math.round(r)}, outside 0–${layout.width}`);
         for (const p of layout.plots) assert.ok(p.left >= 0 && p.right <= layout.width && p.width > 100, `${name}: plot area ${p.left}–${p.right} inside 0–${layout.width}`);
         for (const scheme of ['light', 'dark'] as const) {
           await page.emulateMedia({ colorScheme: scheme });
@@ -78,6 +84,22 @@ describe('every page at 390×844, with its charts drawn', () => {
       }
     });
   }
+
+  it('has no axe-core violation at 1280 px either, where the chapter sidebar shows (index, chapters 3 and 6, both editions)', async () => {
+    const wide = pages.filter((p) => /(^|\/)(index|03-accumulation|06-batchnorm)\.html$/.test(p));
+    assert.ok(wide.length >= 3, wide.join(', '));
+    for (const name of wide) {
+      const { page, problems } = await open(context, new URL(name, fileBase).href);
+      await page.setViewportSize({ width: 1280, height: 800 });
+      assert.ok(await page.locator('.chapter-nav').isVisible(), `${name}: the sidebar shows at 1280 px`);
+      for (const scheme of ['light', 'dark'] as const) {
+        await page.emulateMedia({ colorScheme: scheme });
+        assert.deepEqual(await axeViolations(page), [], `${name} (${scheme}, 1280 px): axe-core violations`);
+      }
+      assert.deepEqual(problems, [], name);
+      await page.close();
+    }
+  });
 
   it('fits 320 and 430 px too, with the header on one line', async () => {
     for (const width of [320, 430]) {
@@ -101,7 +123,7 @@ describe('every page at 390×844, with its charts drawn', () => {
     for (const name of pages.filter(isChapter)) {
       const { page } = await open(context, new URL(name, fileBase).href);
       const overlaps = await page.evaluate(() =>
-        Array.from(document.querySelectorAll('.code-cell')).filter((cell) => {
+        Array.from(document.querySelectorAll('.code-cell .source')).filter((cell) => {
           const meta = cell.querySelector('.meta')!.getBoundingClientRect();
           const code = cell.querySelector('pre')!.getBoundingClientRect();
           return meta.bottom > code.top + 1;
@@ -141,9 +163,10 @@ function phraseFrom(text: string, words = 4): string | undefined {
 describe('search from file://', () => {
   // Phrases taken from the executed notebooks themselves: prose, code and a printed output.
   const nb = JSON.parse(fs.readFileSync(path.join(EXECUTED, '03-accumulation.ipynb'), 'utf8')) as Notebook;
-  const prose = nb.cells.filter((c) => c.cell_type === 'markdown').map((c) => cellSource(c).split('\n').filter((l) => !/^[#|$]/.test(l)).join(' ')).map((t) => phraseFrom(t)).find(Boolean)!;
-  const code = nb.cells.filter((c) => c.cell_type === 'code').flatMap((c) => cellSource(c).split('\n')).find((l) => /new GradientAccumulator\(/.test(l))!.trim().replace(/\(.*$/, '');
+  const prose = nb.cells.filter((c) => c.cell_type === 'markdown' && cellView(c).present).map((c) => cellSource(c).split('\n').filter((l) => !/^[#|$]/.test(l)).join(' ')).map((t) => phraseFrom(t)).find(Boolean)!;
+  const code = nb.cells.filter((c) => c.cell_type === 'code' && cellView(c).present && cellView(c).input !== 'removed').flatMap((c) => cellSource(c).split('\n')).find((l) => /new GradientAccumulator\(/.test(l))!.trim().replace(/\(.*$/, '');
   const output = nb.cells
+    .filter((c) => cellView(c).present && cellView(c).outputs !== 'removed')
     .flatMap((c) => c.outputs ?? [])
     .flatMap((o) => (o.output_type === 'stream' ? [Array.isArray(o.text) ? o.text.join('') : o.text] : []))
     .flatMap((t) => t.split('\n'))
@@ -227,11 +250,33 @@ describe('reader features', () => {
       assert.ok(((await page.locator('meta[name="description"]').getAttribute('content')) ?? '').length > 20, `${name}: description`);
       assert.ok((await page.locator('nav.on-this-page a').count()) > 0, `${name}: On this page`);
       assert.ok((await page.locator('h2 a.anchor').count()) > 0, `${name}: permalinks`);
-      assert.equal(await page.locator('.copy-button').count(), await page.locator('.code-cell').count(), `${name}: a copy button per code cell`);
+      assert.equal(await page.locator('.copy-button').count(), await page.locator('.code-cell .source').count(), `${name}: a copy button per code cell that shows its code`);
       const download = (await page.locator('a[download]').getAttribute('href'))!;
       assert.ok(fs.existsSync(path.join(SITE, path.dirname(name), decodeURIComponent(download))), `${name}: ${download}`);
       await page.close();
     }
+  });
+});
+
+describe('a site from tagged cells', () => {
+  it('collapses hide-input code, opens it for a link to its cell, and passes axe-core with every tag', async () => {
+    const cell = (tags: string[], n: number) => ({ cell_type: 'code', metadata: { tags }, source: `console.log('code ${n}');`, execution_count: n, outputs: [{ output_type: 'stream', name: 'stdout', text: `output ${n}\n` }] });
+    const nb = { nbformat: 4, nbformat_minor: 5, metadata: {}, cells: [{ cell_type: 'markdown', metadata: {}, source: '# Tagged\n\nA subtitle long enough for a description.\n\n## Cells' }, cell(['hide-input'], 2), cell(['remove-input'], 3), cell(['hide-output'], 4), cell(['remove-output'], 5)] };
+    fs.mkdirSync(path.join(tmp, 'tagged'), { recursive: true });
+    fs.writeFileSync(path.join(tmp, 'tagged', '01-tagged.ipynb'), JSON.stringify(nb));
+    exportSite({ inDir: path.join(tmp, 'tagged'), outDir: path.join(tmp, 'tagged-site') });
+    const url = pathToFileURL(path.join(tmp, 'tagged-site', '01-tagged.html')).href;
+    const { page, problems } = await open(context, url);
+    const opened = () => page.locator('details.cell-part').evaluateAll((ds) => ds.map((d) => (d as HTMLDetailsElement).open));
+    assert.deepEqual(await opened(), [false, false], 'collapsed without a link to the cell (the negative case)');
+    assert.equal(await page.locator('#cell-2 pre code').isVisible(), false);
+    assert.equal(await page.locator('#cell-3 .output').isVisible(), true, 'remove-input keeps the output');
+    assert.deepEqual(await axeViolations(page), [], 'axe-core on a page with every tag');
+    await page.goto(`${url}#cell-2`);
+    assert.deepEqual(await opened(), [true, false], 'a link to cell 2 opens its code');
+    assert.equal(await page.locator('#cell-2 pre code').isVisible(), true);
+    assert.deepEqual(problems, []);
+    await page.close();
   });
 });
 

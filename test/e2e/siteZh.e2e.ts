@@ -7,6 +7,7 @@ import { pathToFileURL } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
 import { cellSource, type Notebook } from '../../scripts/notebooks/nbformat';
 import { launch, open } from '../helpers/site';
+import { missingChapterLinks } from '../helpers/chapterLinks';
 
 // The site's two editions in Debian's Chromium, over file://: the language links (both ways, on
 // every page), Chinese drawn with real CJK glyphs from a system font (no tofu, no web font), and
@@ -88,6 +89,43 @@ describe('language links', () => {
       await page.close();
     }
   });
+});
+
+describe('chapter navigation, in both editions', () => {
+  // Every chapter page links every other chapter (test/helpers/chapterLinks.ts; its negative case
+  // is in test/scripts/site/nav.test.ts), and the reader can see those links: in the sidebar at
+  // 1280 px, in the header's menu once opened at 390 px.
+  const editions = [en.filter((p) => /^\d/.test(p)), zh.filter((p) => /^\d/.test(p)).map((p) => `zh/${p}`)];
+
+  it('every chapter page links every other chapter', () => {
+    for (const chapters of editions) assert.deepEqual(missingChapterLinks(chapters, (rel) => fs.readFileSync(path.join(SITE, rel), 'utf8')), new Map());
+  });
+
+  for (const [width, where] of [[1280, '.chapter-nav'], [390, '.chapter-menu-list']] as const) {
+    it(`shows every chapter at ${width} px (${where}), the current one marked`, async () => {
+      for (const chapters of editions) {
+        for (const rel of chapters) {
+          const { page, problems } = await open(context, fileUrl(rel));
+          await page.setViewportSize({ width, height: 800 });
+          if (width < 992) await page.click('.chapter-menu > summary');
+          const shown = await page.locator(`${where} > ol > li > a`).evaluateAll((as) =>
+            as.filter((a) => (a as HTMLElement).offsetParent !== null && a.getBoundingClientRect().width > 0).map((a) => [a.getAttribute('href'), a.getAttribute('aria-current')]),
+          );
+          assert.deepEqual(shown, chapters.map((c) => [path.basename(c), c === rel ? 'page' : null]), `${rel} at ${width} px`);
+          if (width >= 992) {
+            // On wide screens the current chapter's sections sit under it, as "On this page".
+            const sections = await page.locator('.chapter-nav a[aria-current="page"] + ol.sections a').count();
+            assert.equal(sections, await page.locator('main .on-this-page ol a').count(), `${rel}: its sections in the sidebar`);
+          }
+          // The other form of the list is not shown (nor announced) at this width.
+          const other = width < 992 ? '.chapter-nav' : '.chapter-menu';
+          assert.equal(await page.locator(other).evaluate((e) => getComputedStyle(e).display), 'none', `${rel}: ${other} hidden at ${width} px`);
+          assert.deepEqual(problems, [], rel);
+          await page.close();
+        }
+      }
+    });
+  }
 });
 
 /** Distinct CJK characters of the page's first prose paragraph. */

@@ -64,4 +64,11 @@ describe('renderNotebook', () => {
     assert.equal(page.description, 'The subtitle.');
     assert.equal(page.lang, 'en');
   });
+
+  it('wraps printed sentences, and keeps text drawn as a grid on its lines (negative case)', () => {
+    const stream = (text: string) => ({ cell_type: 'code', metadata: {}, source: 'x', execution_count: 1, outputs: [{ output_type: 'stream', name: 'stdout', text }] });
+    const nb = { nbformat: 4, nbformat_minor: 5, metadata: {}, cells: [stream('A long conclusion, printed as one line.\n'), stream('┌───┬───┐\n│ a │ b │\n'), stream('a\tb\n')] } as unknown as Notebook;
+    const body = renderNotebook('/x/06-x.ipynb', nb, createMarkdown(), []).body.value;
+    assert.deepEqual([...body.matchAll(/<pre class="output stream stdout (\w+)">/g)].map((m) => m[1]), ['wrap', 'grid', 'grid']);
+  });
 });
