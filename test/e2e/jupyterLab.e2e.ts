@@ -75,7 +75,9 @@ after(async () => {
 async function newPage(): Promise<{ page: Page; errors: string[] }> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   const errors: string[] = [];
-  page.on('console', (m) => m.type() === 'error' && errors.push(m.text().slice(0, 300)));
+  // A failed request is reported with its URL; the console's own line about it names none.
+  page.on('console', (m) => m.type() === 'error' && !m.text().startsWith('Failed to load resource') && errors.push(m.text().slice(0, 300)));
+  page.on('response', (r) => r.status() >= 400 && errors.push(`${r.status()} ${r.url().replace(/token=\w+/, 'token=…')}`));
   page.on('pageerror', (e) => errors.push(e.message.slice(0, 300)));
   return { page, errors };
 }
@@ -112,7 +114,7 @@ async function readInLab(kernel: Kernel, file: string) {
   }
 }
 
-const plotlyOutputs = (cells: { outputs: { data?: Record<string, unknown> }[] }[]): number => cells.reduce((n, c) => n + c.outputs.filter((o) => o.data?.[PLOTLY_MIME] !== undefined).length, 0);
+const plotlyOutputs = (cells: { outputs?: { data?: Record<string, unknown> }[] }[]): number => cells.reduce((n, c) => n + (c.outputs ?? []).filter((o) => o.data?.[PLOTLY_MIME] !== undefined).length, 0);
 const isDrawn = (f: { traces: number; width: number; height: number }): boolean => f.traces > 0 && f.width > 0 && f.height > 0;
 
 for (const kernel of KERNELS) {
@@ -130,7 +132,7 @@ for (const kernel of KERNELS) {
         assert.equal(seen.figures.filter(isDrawn).length, calls(seen.ran.cells, 'showFigure'), `every figure drawn: ${JSON.stringify(seen.figures)}`);
         assert.equal(seen.tables, calls(seen.ran.cells, 'showTable'), 'every showTable rendered');
         const saved = readNotebook(path.join(CONFIG.work, kernel, file));
-        assert.equal(plotlyOutputs(saved.cells as never), seen.figures.length, 'the saved file holds every figure');
+        assert.equal(plotlyOutputs(saved.cells), seen.figures.length, 'the saved file holds every figure');
         assert.equal(seen.reopened.dirty, false, 'reopening the executed notebook does not mark it modified');
         assert.equal(seen.figuresAgain.filter(isDrawn).length, seen.figures.length, `every figure drawn after reopening: ${JSON.stringify(seen.figuresAgain)}`);
         assert.deepEqual(seen.pageErrors, [], 'no console error on either page');
