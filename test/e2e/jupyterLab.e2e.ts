@@ -25,15 +25,29 @@ const NOTEBOOKS = path.join(ROOT, 'notebooks');
 const FILES = ['', 'zh/'].flatMap((dir) => fs.readdirSync(path.join(NOTEBOOKS, dir)).filter((f) => f.endsWith('.ipynb')).sort().map((f) => dir + f));
 const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'];
 const PLOTLY_MIME = 'application/vnd.plotly.v1+json';
-const KERNELS = ['tslab', 'deno'] as const;
-type Kernel = (typeof KERNELS)[number];
+const ALL_KERNELS = ['tslab', 'deno'] as const;
+type Kernel = (typeof ALL_KERNELS)[number];
 const CONFIG = {
   /** The copies (inside the repository, so that the kernels find the library), per kernel. */
   work: path.join(ROOT, 'build', 'jupyterlab-e2e'),
   /** The longest Run All of one notebook may take (ms). */
   notebookTimeoutMs: 300_000,
-  /** Only these notebooks (comma-separated, e.g. `01-environment.ipynb,zh/02-model.ipynb`); for development. */
+  /** Only these notebooks (comma-separated, e.g. `01-environment.ipynb,zh/02-model.ipynb`, or `-` for none); for development. */
   only: process.env.LAB_E2E_ONLY?.split(',').filter(Boolean),
+  /** Only this kernel (`tslab` or `deno`); for development. The Deno run compares with tslab's saved copies. */
+  kernels: ALL_KERNELS.filter((k) => !process.env.LAB_E2E_KERNEL || process.env.LAB_E2E_KERNEL === k),
+  /** Where a failing test's screenshot goes. */
+  shots: path.join(ROOT, 'build', 'jupyterlab-e2e-shots'),
+};
+const KERNELS = CONFIG.kernels;
+
+/** A cell that prints more than Deno's kernel publishes before its idle, then a second cell. */
+const LATE_LINES = 300;
+const LATE_OUTPUT = {
+  cells: [`for (let i = 0; i < ${LATE_LINES}; i++) console.log(\`line \${i}\`);`, "console.log('second cell');\n42"].map((source) => ({ cell_type: 'code', execution_count: null, metadata: {}, outputs: [], source })),
+  metadata: { kernelspec: { display_name: 'TypeScript', language: 'typescript', name: 'tslab' } },
+  nbformat: 4,
+  nbformat_minor: 5,
 };
 
 let tmp: string;
@@ -57,6 +71,7 @@ before(async () => {
     fs.mkdirSync(path.join(dir, 'zh'), { recursive: true });
     for (const f of FILES) fs.copyFileSync(path.join(NOTEBOOKS, f), path.join(dir, f));
     fs.copyFileSync(path.join(ROOT, 'test', 'fixtures', 'notebooks', 'runtime-error.ipynb'), path.join(dir, 'runtime-error.ipynb'));
+    fs.writeFileSync(path.join(dir, 'late-output.ipynb'), JSON.stringify(LATE_OUTPUT));
     // One server per kernel, each seeing only its own kernelspec.
     installKernel(kernel);
     const state = path.join(tmp, kernel);
@@ -89,28 +104,38 @@ async function readInLab(kernel: Kernel, file: string) {
   const server = servers.get(kernel)!;
   const first = await newPage();
   try {
-    await openNotebook(first.page, { base: server.base, token: server.token, workspace: `run${++workspaces}`, file });
-    const opened = await readOpenNotebook(first.page);
-    await runAll(first.page, CONFIG.notebookTimeoutMs);
-    const ran = await readOpenNotebook(first.page);
-    const figures = await drawnFigures(first.page);
-    const tables = await renderedTables(first.page);
-    await save(first.page);
-    await shutDownKernels(first.page);
-    const second = await newPage();
-    try {
-      await openNotebook(second.page, { base: server.base, token: server.token, workspace: `reopen${workspaces}`, file, kernel: false });
-      const figuresAgain = await drawnFigures(second.page);
-      // jupyterlab-plotly would now add an image/png to every figure and mark the notebook modified.
-      await second.page.waitForTimeout(1000);
-      const reopened = await readOpenNotebook(second.page);
-      await shutDownKernels(second.page);
-      return { opened, ran, figures, tables, figuresAgain, reopened, pageErrors: [...first.errors, ...second.errors] };
-    } finally {
-      await second.page.close();
-    }
+    return await readInPages(server, first, file);
+  } catch (e) {
+    fs.mkdirSync(CONFIG.shots, { recursive: true });
+    const shot = path.join(CONFIG.shots, `${kernel}-${file.replace(/\//g, '-')}.png`);
+    await first.page.screenshot({ path: shot }).catch(() => undefined);
+    throw new Error(`${(e as Error).message}\nscreenshot: ${shot}\nserver log, last lines:\n${server.log().split('\n').slice(-25).join('\n')}`);
   } finally {
     await first.page.close();
+  }
+}
+
+/** The steps of readInLab, on its first page and a second one. */
+async function readInPages(server: LabServer, first: { page: Page; errors: string[] }, file: string) {
+  await openNotebook(first.page, { base: server.base, token: server.token, workspace: `run${++workspaces}`, file });
+  const opened = await readOpenNotebook(first.page);
+  await runAll(first.page, CONFIG.notebookTimeoutMs);
+  const ran = await readOpenNotebook(first.page);
+  const figures = await drawnFigures(first.page);
+  const tables = await renderedTables(first.page);
+  await save(first.page);
+  await shutDownKernels(first.page);
+  const second = await newPage();
+  try {
+    await openNotebook(second.page, { base: server.base, token: server.token, workspace: `reopen${workspaces}`, file, kernel: false });
+    const figuresAgain = await drawnFigures(second.page);
+    // jupyterlab-plotly would now add an image/png to every figure and mark the notebook modified.
+    await second.page.waitForTimeout(1000);
+    const reopened = await readOpenNotebook(second.page);
+    await shutDownKernels(second.page);
+    return { opened, ran, figures, tables, figuresAgain, reopened, pageErrors: [...first.errors, ...second.errors] };
+  } finally {
+    await second.page.close();
   }
 }
 
@@ -119,7 +144,7 @@ const isDrawn = (f: { traces: number; width: number; height: number }): boolean 
 
 for (const kernel of KERNELS) {
   describe(`the notebooks in JupyterLab with the ${kernel} kernel`, () => {
-    for (const file of CONFIG.only ?? FILES) {
+    for (const file of FILES.filter((f) => !CONFIG.only || CONFIG.only.includes(f))) {
       it(`runs ${file}, draws its figures and tables, and reopens it unchanged`, { timeout: CONFIG.notebookTimeoutMs + 180_000 }, async (t) => {
         const started = performance.now();
         const seen = await readInLab(kernel, file);
@@ -145,6 +170,18 @@ for (const kernel of KERNELS) {
         }
       });
     }
+
+    it(`shows every line a cell prints, in its cell (${LATE_LINES} lines, then a second cell)`, { timeout: 240_000 }, async () => {
+      const seen = await readInLab(kernel, 'late-output.ipynb');
+      assert.equal(seen.opened.kernel, kernel);
+      const [first, second] = cellOutputs({ cells: seen.ran.cells.map((c) => ({ cell_type: c.type, source: c.source, outputs: c.outputs })) } as never);
+      assert.equal(first.stdout.length, LATE_LINES);
+      assert.equal(first.stdout[LATE_LINES - 1], `line ${LATE_LINES - 1}`);
+      assert.equal(second.stdout[0], 'second cell');
+      assert.deepEqual(second.stdout.filter((l) => l.startsWith('line ')), [], 'no line of the first cell lands in the second');
+      // tslab prints a cell's value on stdout, Deno sends it as the execute_result.
+      assert.ok(second.results === 1 || second.stdout.includes('42'), `the second cell's value: ${JSON.stringify(second)}`);
+    });
 
     it('shows a failing cell as a failure (the checks above can fail)', { timeout: 240_000 }, async () => {
       const seen = await readInLab(kernel, 'runtime-error.ipynb');

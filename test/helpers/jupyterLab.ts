@@ -1,6 +1,9 @@
 import type { Page } from 'playwright-core';
 import type { OutputJson } from '../../scripts/deno/notebooks';
 
+/** The MIME type of showFigure's figure JSON. */
+const PLOTLY_MIME = 'application/vnd.plotly.v1+json';
+
 // What a reader does in JupyterLab, driven through the app's own commands (the menus call the
 // same ones), and what the page then shows. The lab app of lab/ exposes the application as
 // `window.jupyterapp` once it has started.
@@ -91,30 +94,50 @@ export function readOpenNotebook(page: Page): Promise<LabNotebook> {
 }
 
 /**
- * Scrolls each Plotly output of the open notebook into view (JupyterLab skips painting cells off
- * screen) and reports what plotly.js drew there.
+ * Scrolls to each cell with a Plotly output, as a reader would (JupyterLab renders and paints
+ * only the cells near the viewport), and reports what plotly.js drew for each such output.
  */
 export function drawnFigures(page: Page): Promise<DrawnFigure[]> {
-  return page.evaluate(async () => {
+  return page.evaluate(async (mime) => {
     const panel = (window as any).jupyterapp.shell.currentWidget;
     const found: DrawnFigure[] = [];
-    for (const node of Array.from(panel.node.querySelectorAll('.tfjs-accumulate-plotly')) as HTMLElement[]) {
-      node.scrollIntoView({ block: 'center' });
-      let svg: SVGSVGElement | null = null;
-      for (let i = 0; i < 40 && !(svg && svg.getBoundingClientRect().width > 0); i++) {
+    for (const cell of panel.content.widgets) {
+      const expected = cell.model.type === 'code' ? cell.model.outputs.toJSON().filter((o: any) => o.data?.[mime] !== undefined).length : 0;
+      if (expected === 0) continue;
+      await panel.content.scrollToCell(cell, 'center');
+      let nodes: HTMLElement[] = [];
+      for (let i = 0; i < 60; i++) {
+        nodes = Array.from(cell.node.querySelectorAll('.tfjs-accumulate-plotly')) as HTMLElement[];
+        if (nodes.length === expected && nodes.every((n) => (n.querySelector('svg.main-svg')?.getBoundingClientRect().width ?? 0) > 0)) break;
         await new Promise((r) => setTimeout(r, 50));
-        svg = node.querySelector('svg.main-svg');
       }
-      const box = svg?.getBoundingClientRect();
-      found.push({ traces: node.querySelectorAll('.trace').length, width: box?.width ?? 0, height: box?.height ?? 0 });
+      for (let k = 0; k < expected; k++) {
+        const box = nodes[k]?.querySelector('svg.main-svg')?.getBoundingClientRect();
+        found.push({ traces: nodes[k]?.querySelectorAll('.trace').length ?? 0, width: box?.width ?? 0, height: box?.height ?? 0 });
+      }
     }
     return found;
-  });
+  }, PLOTLY_MIME);
 }
 
-/** How many showTable tables the open notebook renders. */
+/** How many showTable tables the open notebook renders, scrolling to each cell that has one. */
 export function renderedTables(page: Page): Promise<number> {
-  return page.evaluate(() => (window as any).jupyterapp.shell.currentWidget.node.querySelectorAll('.jp-OutputArea-output table.tfjs-accumulate-table').length);
+  return page.evaluate(async () => {
+    const panel = (window as any).jupyterapp.shell.currentWidget;
+    let tables = 0;
+    for (const cell of panel.content.widgets) {
+      const expected = cell.model.type === 'code' ? cell.model.outputs.toJSON().filter((o: any) => String(o.data?.['text/html'] ?? '').includes('tfjs-accumulate-table')).length : 0;
+      if (expected === 0) continue;
+      await panel.content.scrollToCell(cell, 'center');
+      let n = 0;
+      for (let i = 0; i < 60 && n < expected; i++) {
+        n = cell.node.querySelectorAll('.jp-OutputArea-output table.tfjs-accumulate-table').length;
+        if (n < expected) await new Promise((r) => setTimeout(r, 50));
+      }
+      tables += n;
+    }
+    return tables;
+  });
 }
 
 /** File → Save, resolved once JupyterLab holds no unsaved change. */
