@@ -44,8 +44,10 @@ const KERNELS = CONFIG.kernels;
 /** A cell that prints more than Deno's kernel publishes before its idle, then a second cell. */
 const LATE_LINES = 300;
 const LATE_OUTPUT = {
-  cells: [`for (let i = 0; i < ${LATE_LINES}; i++) console.log(\`line \${i}\`);`, "console.log('second cell');\n42"].map((source) => ({ cell_type: 'code', execution_count: null, metadata: {}, outputs: [], source })),
-  metadata: { kernelspec: { display_name: 'TypeScript', language: 'typescript', name: 'tslab' } },
+  cells: [`for (let i = 0; i < ${LATE_LINES}; i++) console.log(\`line \${i}\`);`, "console.log('second cell');\n42"].map((source, i) => ({ id: `late-${i}`, cell_type: 'code', execution_count: null, metadata: {}, outputs: [], source })),
+  // JupyterLab falls back to a kernel of the notebook's language by `language_info.name`, which
+  // the chapters carry; without it a server with only Deno asks the reader to pick a kernel.
+  metadata: { kernelspec: { display_name: 'TypeScript', language: 'typescript', name: 'tslab' }, language_info: { name: 'typescript' } },
   nbformat: 4,
   nbformat_minor: 5,
 };
