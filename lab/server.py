@@ -75,6 +75,8 @@ class TutorialLab(LabServerApp):
     load_other_extensions = False
     app_name = "JupyterLab"
     app_version = VERSION
+    # overrides.json here: no news feed and no update check (the page would ask, and both need
+    # the internet, which a reader of the tutorial may not have).
     app_settings_dir = HERE
     schemas_dir = os.path.join(BUILD, "schemas")
     static_dir = BUILD

@@ -59,7 +59,7 @@ async function main(): Promise<void> {
   const env = labEnv(prefix);
   const frontEnd: LabFrontEnd = !args.app && hasJupyterLab(env) ? 'jupyter-lab' : 'lab-app';
   if (frontEnd === 'lab-app') {
-    console.log('lab: no `jupyter lab` here; using the JupyterLab of lab/ (first run: npm ci and a webpack build, about a minute) ...');
+    console.log('lab: no `jupyter lab` here; using the JupyterLab of lab/ (first run: npm ci and a webpack build, 2-3 minutes) ...');
     ensureLabApp();
   }
   const server = await startLabServer({
