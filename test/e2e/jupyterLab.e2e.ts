@@ -129,7 +129,9 @@ async function readInPages(server: LabServer, first: { page: Page; errors: strin
   await shutDownKernels(first.page);
   const second = await newPage();
   try {
-    await openNotebook(second.page, { base: server.base, token: server.token, workspace: `reopen${workspaces}`, file, kernel: false });
+    // With its kernel connected: a kernel shut down while the page still connects to it makes
+    // the page log a failed websocket and a 404.
+    await openNotebook(second.page, { base: server.base, token: server.token, workspace: `reopen${workspaces}`, file });
     const figuresAgain = await drawnFigures(second.page);
     // jupyterlab-plotly would now add an image/png to every figure and mark the notebook modified.
     await second.page.waitForTimeout(1000);
