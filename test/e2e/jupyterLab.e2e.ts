@@ -11,7 +11,7 @@ import { readNotebook } from '../../scripts/deno/notebooks';
 import { ensureLabApp } from '../../scripts/lab/app';
 import { startLabServer, type LabServer } from '../../scripts/lab/server';
 import { isolatedJupyterEnv } from '../helpers/jupyter';
-import { calls, drawnFigures, errorOutputs, openNotebook, readOpenNotebook, renderedTables, runAll, save, shutDownKernels } from '../helpers/jupyterLab';
+import { calls, drawnFigures, errorOutputs, openNotebook, readOpenNotebook, renderedTables, runAll, save } from '../helpers/jupyterLab';
 
 // Every notebook of both editions, read in JupyterLab (lab/'s app on Debian's jupyterlab-server)
 // as a reader does, under each kernel: open it, check the kernel, Run All, no error or stderr,
@@ -99,47 +99,52 @@ async function newPage(): Promise<{ page: Page; errors: string[] }> {
   return { page, errors };
 }
 
-let workspaces = 0;
-
-/** Opens, runs, checks, saves and reopens one notebook under one kernel; returns what a check needs. */
-async function readInLab(kernel: Kernel, file: string) {
-  const server = servers.get(kernel)!;
-  const first = await newPage();
-  try {
-    return await readInPages(server, first, file);
-  } catch (e) {
-    fs.mkdirSync(CONFIG.shots, { recursive: true });
-    const shot = path.join(CONFIG.shots, `${kernel}-${file.replace(/\//g, '-')}.png`);
-    await first.page.screenshot({ path: shot }).catch(() => undefined);
-    throw new Error(`${(e as Error).message}\nscreenshot: ${shot}\nserver log, last lines:\n${server.log().split('\n').slice(-25).join('\n')}`);
-  } finally {
-    await first.page.close();
-  }
+/** Shuts down every session (and its kernel) of the server through its REST API. */
+async function shutDownSessions(server: LabServer): Promise<void> {
+  const auth = { headers: { Authorization: `token ${server.token}` } };
+  const sessions = (await (await fetch(`${server.base}/api/sessions`, auth)).json()) as { id: string }[];
+  for (const s of sessions) await fetch(`${server.base}/api/sessions/${s.id}`, { ...auth, method: 'DELETE' });
 }
 
-/** The steps of readInLab, on its first page and a second one. */
-async function readInPages(server: LabServer, first: { page: Page; errors: string[] }, file: string) {
-  await openNotebook(first.page, { base: server.base, token: server.token, workspace: `run${++workspaces}`, file });
-  const opened = await readOpenNotebook(first.page);
-  await runAll(first.page, CONFIG.notebookTimeoutMs);
-  const ran = await readOpenNotebook(first.page);
-  const figures = await drawnFigures(first.page);
-  const tables = await renderedTables(first.page);
-  await save(first.page);
-  await shutDownKernels(first.page);
-  const second = await newPage();
+let workspaces = 0;
+
+/**
+ * Opens, runs, checks, saves and reopens one notebook under one kernel; returns what a check needs.
+ * The first page is closed before the second opens: a page left open follows the notebook's next
+ * session, and logs its kernel's websocket failing when that kernel is shut down.
+ */
+async function readInLab(kernel: Kernel, file: string) {
+  const server = servers.get(kernel)!;
+  let current: Page | undefined;
   try {
-    // With its kernel connected: a kernel shut down while the page still connects to it makes
-    // the page log a failed websocket and a 404.
-    await openNotebook(second.page, { base: server.base, token: server.token, workspace: `reopen${workspaces}`, file });
+    const first = await newPage();
+    current = first.page;
+    await openNotebook(first.page, { base: server.base, token: server.token, workspace: `run${++workspaces}`, file });
+    const opened = await readOpenNotebook(first.page);
+    await runAll(first.page, CONFIG.notebookTimeoutMs);
+    const ran = await readOpenNotebook(first.page);
+    const figures = await drawnFigures(first.page);
+    const tables = await renderedTables(first.page);
+    await save(first.page);
+    await first.page.close();
+    await shutDownSessions(server);
+    const second = await newPage();
+    current = second.page;
+    await openNotebook(second.page, { base: server.base, token: server.token, workspace: `reopen${workspaces}`, file, kernel: false });
     const figuresAgain = await drawnFigures(second.page);
     // jupyterlab-plotly would now add an image/png to every figure and mark the notebook modified.
     await second.page.waitForTimeout(1000);
     const reopened = await readOpenNotebook(second.page);
-    await shutDownKernels(second.page);
     return { opened, ran, figures, tables, figuresAgain, reopened, pageErrors: [...first.errors, ...second.errors] };
+  } catch (e) {
+    fs.mkdirSync(CONFIG.shots, { recursive: true });
+    const shot = path.join(CONFIG.shots, `${kernel}-${file.replace(/\//g, '-')}.png`);
+    await current?.screenshot({ path: shot }).catch(() => undefined);
+    throw new Error(`${(e as Error).message}\nscreenshot: ${shot}\nserver log, last lines:\n${server.log().split('\n').slice(-25).join('\n')}`);
   } finally {
-    await second.page.close();
+    if (current && !current.isClosed()) await current.close();
+    // Every kernel the notebook started, shut down once no page is connected to it.
+    await shutDownSessions(server);
   }
 }
 

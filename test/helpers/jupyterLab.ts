@@ -146,11 +146,6 @@ export async function save(page: Page): Promise<void> {
   await page.waitForFunction(() => !(window as any).jupyterapp.shell.currentWidget.context.model.dirty, null, { timeout: 30_000 });
 }
 
-/** Shuts down every kernel the server runs, so that kernels of finished notebooks do not pile up. */
-export async function shutDownKernels(page: Page): Promise<void> {
-  await page.evaluate(() => (window as any).jupyterapp.serviceManager.sessions.shutdownAll());
-}
-
 /** Errors and stderr among outputs, the way a reader sees them: the text, cut to 500 characters. */
 export function errorOutputs(cells: LabCell[]): string[] {
   return cells.flatMap((c) =>
