@@ -1,8 +1,12 @@
 /**
  * `npm test`: every test of the project, in order, each part timed, with a summary at the end.
  *
- *   1. the Debian packages the later parts need (scripts/systemDeps.sh; installs what is missing)
- *   2. test:unit      build, type-check, unit tests (includes the runner/site tests on fixtures)
+ *   1. the Debian packages the later parts need (scripts/systemDeps.sh; installs what is missing,
+ *      including libopenblas-dev for the native kernels)
+ *      native:build   the optional native addon, strictly: CI must build and test the native path
+ *   2. test:unit      build, type-check, unit tests (includes the runner/site tests on fixtures);
+ *                     the kernel parity and leak tests run on wasm, cpu and native, and with
+ *                     TFJS_ACCUMULATE_REQUIRE_NATIVE=1 an unbuilt addon fails them
  *   3. test:notebooks the runner on every notebook (sources must be committed clean)
  *   4. test:site      the static site export of the executed notebooks
  *   5. test:browser   the site in headless Chromium (console errors, one chart per Plotly output,
@@ -24,19 +28,28 @@ import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 
 const ROOT = path.resolve(__dirname, '..');
+/**
+ * The notebooks run on wasm + kernels for now: chapter 7 checks its MLP step against the wasm
+ * SIMD peak ("no step beats the loop"), which the native path (picked by default where its
+ * addon is built) rightly beats. Until the chapter states its roofline per backend (issue 26:
+ * measureNativeGemmPeak for native), the notebook parts ask for wasm explicitly.
+ */
+const NOTEBOOK_ENV = { TFJS_ACCUMULATE_BACKEND: 'wasm' };
+
 const CONFIG = {
   parts: [
     { name: 'systemDeps', command: ['bash', 'scripts/systemDeps.sh'] },
-    { name: 'test:unit', command: ['npm', 'run', '--silent', 'test:unit'] },
-    { name: 'test:notebooks', command: ['npm', 'run', '--silent', 'test:notebooks'] },
+    { name: 'native:build', command: ['npm', 'run', '--silent', 'native:build'] },
+    { name: 'test:unit', command: ['npm', 'run', '--silent', 'test:unit'], env: { TFJS_ACCUMULATE_REQUIRE_NATIVE: '1' } },
+    { name: 'test:notebooks', command: ['npm', 'run', '--silent', 'test:notebooks'], env: NOTEBOOK_ENV },
     { name: 'test:site', command: ['npm', 'run', '--silent', 'test:site'] },
     { name: 'test:browser', command: ['npm', 'run', '--silent', 'test:browser'] },
     { name: 'test:browser-lib', command: ['npm', 'run', '--silent', 'test:browser-lib'] },
-    { name: 'test:jupyter', command: ['npm', 'run', '--silent', 'test:jupyter'] },
-    { name: 'test:classic', command: ['npm', 'run', '--silent', 'test:classic'] },
+    { name: 'test:jupyter', command: ['npm', 'run', '--silent', 'test:jupyter'], env: NOTEBOOK_ENV },
+    { name: 'test:classic', command: ['npm', 'run', '--silent', 'test:classic'], env: NOTEBOOK_ENV },
     { name: 'check:deno', command: ['npm', 'run', '--silent', 'check:deno'] },
-    { name: 'test:deno', command: ['npm', 'run', '--silent', 'test:deno'] },
-    { name: 'test:lab', command: ['npm', 'run', '--silent', 'test:lab'] },
+    { name: 'test:deno', command: ['npm', 'run', '--silent', 'test:deno'], env: NOTEBOOK_ENV },
+    { name: 'test:lab', command: ['npm', 'run', '--silent', 'test:lab'], env: NOTEBOOK_ENV },
   ],
 };
 
@@ -50,9 +63,9 @@ interface PartResult {
 }
 
 /** Runs a command with its output shown live and kept, to read the test runner's counts. */
-function run(command: string[]): Promise<{ code: number; output: string }> {
+function run(command: string[], env: Record<string, string> = {}): Promise<{ code: number; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(command[0], command.slice(1), { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command[0], command.slice(1), { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     let output = '';
     child.stdout.on('data', (b: Buffer) => {
       process.stdout.write(b);
@@ -78,7 +91,7 @@ async function main(): Promise<void> {
   for (const part of CONFIG.parts) {
     console.log(`\n===== ${part.name}: ${part.command.join(' ')}\n`);
     const t0 = performance.now();
-    const { code, output } = await run(part.command);
+    const { code, output } = await run(part.command, 'env' in part ? part.env : {});
     const seconds = (performance.now() - t0) / 1000;
     const c = counts(output);
     const ok = code === 0;

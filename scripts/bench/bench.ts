@@ -4,16 +4,19 @@
  *     npm run bench             # installs the PyTorch peer if missing, then a few minutes
  *     npm run bench -- --quick  # smoke run: short timings, SimpleNet and the MLP only
  *
- * Length: about 430 lines, because it is one straight-through program (config, rows, timing in turns, main);
- * the peer, the thread readings and the report tables are already in benchPeer/benchThreads/benchReport.
+ * Length: about 520 lines, because it is one straight-through program (config, rows, timing in turns, main);
+ * the peer, the thread readings, the native path's peak and breakdown and the report tables are
+ * already in benchPeer/benchThreads/benchNative/benchReport.
  *
  * What it measures (docs/benchmark.md explains each choice):
- * 1. Head to head, on wasm + kernels: each row (a plain SGD step, or an accumulation window)
- *    timed in rounds that alternate ours with PyTorch pinned to one thread and PyTorch at every
- *    core, so both see the same load. Wall-clock median, min and max per call; the threads that
+ * 1. Head to head, on each path (wasm + kernels; native, the cpu backend with its products in
+ *    the system CBLAS, when its addon is built): each row (a plain SGD step, or an accumulation
+ *    window) timed in rounds that alternate ours with PyTorch pinned to one thread and PyTorch at
+ *    every core, so both see the same load; the native path runs at one thread and at every core. Wall-clock median, min and max per call; the threads that
  *    were busy on each side during the timing, read from /proc (the pinning, verified).
  * 2. A roofline: useful GFLOP/s of each row (src/tutorial/measure.ts, stepFlops counts them), against the
- *    peak of a wasm SIMD multiply-add loop on this machine and PyTorch's GEMM peak.
+ *    peak of a wasm SIMD multiply-add loop on this machine, PyTorch's GEMM peak and the addon's.
+ *    For native rows that miss their target, where the step's time goes (benchNative.ts).
  * 3. The other backends (cpu + kernels, stock wasm and cpu, tfjs-node when it loads): step times.
  * 4. Accumulation's own cost and memory on the fast backends (measureAccumulation, src/tutorial/measure.ts).
  * Output: markdown on stdout, JSON in build/bench/bench.json.
@@ -26,11 +29,12 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { GradientAccumulator } from '../../src/index';
-import { BackendPreference, describeEnvironment, measureSimdPeak, selectBackend, SimdPeak } from '../../src/backend/index';
+import { BackendPreference, describeEnvironment, loadNativeBlas, measureNativeGemmPeak, measureSimdPeak, selectBackend, setNativeThreads, SimdPeak } from '../../src/backend/index';
 import { cnn, measureAccumulation, median, mlp, simpleNet, stepFlops, timeCall } from '../../src/tutorial/index';
 import { PeerCase, TorchPeer } from './benchPeer';
 import { accumulationTable, backendTable, headToHeadTable, Report, rooflineTable, Stats } from './benchReport';
 import { benchParallel } from './benchParallel';
+import { breakdownTable, nativeBreakdown, StepBreakdown } from './benchNative';
 import { busiestThreadNs, busyThreads, cpuPerWall, taskCpuNs } from './benchThreads';
 
 type ModelName = 'simpleNet' | 'mlp' | 'cnn';
@@ -42,6 +46,17 @@ const option = (name: string): string[] | null => {
 };
 const onlyModels = option('models');
 const onlyBackends = option('backends');
+/** `--paths=wasm` or `--paths=native`: which head-to-head paths run (default: both, native when built). */
+const onlyPaths = option('paths');
+
+/** A head-to-head path: what ours runs on, and whether it has an every-core contender. */
+interface Path {
+  id: 'wasm' | 'native';
+  label: string;
+  preference: BackendPreference;
+  /** Threads of its every-core contender (null: one thread only). */
+  allThreads: number | null;
+}
 const CONFIG = {
   /** Where the JSON goes. */
   out: process.env.BENCH_OUT ?? join(__dirname, '..', '..', 'build', 'bench', 'bench.json'),
@@ -61,18 +76,31 @@ const CONFIG = {
   steps: ((quick ? [['simpleNet', 64], ['mlp', 64]] : [['simpleNet', 64], ['mlp', 64], ['cnn', 16], ['cnn', 64]]) as [ModelName, number][]).filter(([m]) => !onlyModels || onlyModels.includes(m)),
   /** Models whose accumulation window (4 x 16) is a row and is measured for cost and memory. */
   windowModels: ((quick ? ['simpleNet', 'mlp'] : ['mlp', 'cnn']) as ModelName[]).filter((m) => !onlyModels || onlyModels.includes(m)),
-  /** Issue 11's targets: ours / PyTorch at one thread, per row id, and the MLP's bookkeeping share. */
-  targets: { ratio: { 'mlp-64': 2.5, 'cnn-16': 1.6, 'cnn-64': 1.3 } as Record<string, number>, bookkeepingShare: { mlp: 0.05 } as Record<string, number> },
+  /**
+   * Targets, ours / PyTorch at equal threads, per row id: issue 11's for wasm at one thread,
+   * issue 26's for native at one thread (`ratio`) and at every core (`ratioAll`); and the MLP's
+   * bookkeeping share.
+   */
+  targets: {
+    ratio: { 'mlp-64': 2.5, 'cnn-16': 1.6, 'cnn-64': 1.3, 'mlp-64-native': 1.5, 'cnn-16-native': 1.5, 'cnn-64-native': 1.2 } as Record<string, number>,
+    ratioAll: { 'mlp-64-native': 1.3, 'cnn-window-4x16-native': 1.3 } as Record<string, number>,
+    bookkeepingShare: { mlp: 0.05 } as Record<string, number>,
+  },
   torch: !process.argv.includes('--no-torch'),
   /** Issue 14's row: a CNN window of 8 x 16 on 2 workers against one thread (scripts/bench/benchParallel.ts); needs the CNN. */
   parallel: !process.argv.includes('--no-parallel') && !quick && (!onlyModels || onlyModels.includes('cnn')),
   python: '/usr/bin/python3',
-  /** The backend of the head-to-head rows. */
-  headToHead: { label: 'wasm + kernels', preference: 'wasm' as BackendPreference },
+  /** The paths of the head-to-head rows, each row once per path. */
+  paths: ([
+    { id: 'wasm', label: 'wasm + kernels', preference: 'wasm', allThreads: null },
+    { id: 'native', label: 'native (CBLAS)', preference: 'native', allThreads: cpus().length },
+  ] as Path[]).filter((p) => (!onlyPaths || onlyPaths.includes(p.id)) && (p.id !== 'native' || loadNativeBlas().available)),
   /** Step times only; the stock ones are slow. */
   otherBackends: [
     { label: 'tfjs-node', preference: 'tensorflow', full: true },
     { label: 'cpu + kernels', preference: 'cpu', full: true },
+    // The native products on the cpu backend instead of wasm: what the rest of a step costs there.
+    ...(loadNativeBlas().available ? [{ label: 'native-cpu (CBLAS on cpu)', preference: 'native-cpu', full: true }] : []),
     { label: 'wasm (stock)', preference: 'wasm-stock', full: false },
     { label: 'cpu (stock)', preference: 'cpu-stock', full: false },
   ].filter((b) => !onlyBackends || onlyBackends.includes(b.preference)) as { label: string; preference: BackendPreference; full: boolean }[],
@@ -132,21 +160,43 @@ function flopsOf(name: ModelName, batch: number): number {
   return flops;
 }
 
-/** A plain SGD step of ours: gradients, update, read the loss (as PyTorch's loss.item()). */
-async function plainStep(name: ModelName, batch: number): Promise<Contender> {
+/** Activates a path's backend (idempotent) at `threads` BLAS threads for native. */
+async function usePath(path: Path, threads: number): Promise<void> {
+  await selectBackend(path.preference, { strict: true, nativeThreads: threads, onNotice: (m) => console.error(m) });
+}
+
+/** The label of ours on a path at `threads`. */
+const pathLabel = (path: Path, threads: number): string => (path.id === 'native' ? `${path.label}, ${threads} thread${threads === 1 ? '' : 's'}` : path.label);
+
+/** Before each call: the BLAS threads of this contender (its twin at the other count shares the backend). */
+const threadsFor = (path: Path, threads: number) => (path.id === 'native' ? () => setNativeThreads(threads) : () => {});
+
+/** The function of one plain SGD step: gradients, update, read the loss (as PyTorch's loss.item()). */
+function stepCall(name: ModelName, model: tf.LayersModel, data: { xs: tf.Tensor; ys: tf.Tensor }, optimizer: tf.Optimizer): () => void {
+  const vars = trainable(model);
+  return () => {
+    const { value, grads } = tf.variableGrads(lossFn(name, model, data), vars);
+    optimizer.applyGradients(grads);
+    tf.dispose(grads);
+    value.dataSync();
+    value.dispose();
+  };
+}
+
+/** A plain SGD step of ours on a path. */
+async function plainStep(name: ModelName, batch: number, path: Path, threads: number): Promise<Contender> {
+  await usePath(path, threads);
   const model = buildModel(name);
   const data = batchOf(name, batch, 3);
   const optimizer = tf.train.sgd(0.01);
-  const vars = trainable(model);
+  const step = stepCall(name, model, data, optimizer);
+  const setThreads = threadsFor(path, threads);
   return {
-    label: CONFIG.headToHead.label,
-    threads: 1,
+    label: pathLabel(path, threads),
+    threads,
     call: () => {
-      const { value, grads } = tf.variableGrads(lossFn(name, model, data), vars);
-      optimizer.applyGradients(grads);
-      tf.dispose(grads);
-      value.dataSync();
-      value.dispose();
+      setThreads();
+      step();
     },
     dispose: () => {
       tf.dispose([data.xs, data.ys]);
@@ -156,15 +206,18 @@ async function plainStep(name: ModelName, batch: number): Promise<Contender> {
   };
 }
 
-/** A window of ours: `steps` micro-steps of `micro` samples through GradientAccumulator, one update. */
-async function accumulationWindow(name: ModelName, steps: number, micro: number): Promise<Contender> {
+/** A window of ours on a path: `steps` micro-steps of `micro` samples through GradientAccumulator, one update. */
+async function accumulationWindow(name: ModelName, steps: number, micro: number, path: Path, threads: number): Promise<Contender> {
+  await usePath(path, threads);
   const model = buildModel(name);
   const microBatches = Array.from({ length: steps }, (_, i) => batchOf(name, micro, 10 + i));
   const accumulator = new GradientAccumulator({ optimizer: tf.train.sgd(0.01), accumulationSteps: steps, varList: trainable(model) });
+  const setThreads = threadsFor(path, threads);
   return {
-    label: `${CONFIG.headToHead.label}, GradientAccumulator`,
-    threads: 1,
+    label: `${pathLabel(path, threads)}, GradientAccumulator`,
+    threads,
     call: () => {
+      setThreads();
       for (const m of microBatches) accumulator.step(lossFn(name, model, m), { sampleCount: micro });
     },
     dispose: () => {
@@ -177,25 +230,55 @@ async function accumulationWindow(name: ModelName, steps: number, micro: number)
 
 const MODEL_LABEL: Record<ModelName, string> = { simpleNet: 'SimpleNet 10-1', mlp: 'MLP 784-256-256-10', cnn: 'CNN conv16-conv32-dense10' };
 
-/** The head-to-head rows. Append here to compare more. */
+/** The head-to-head rows, once per path (native rows' ids end in "-native"). Append here to compare more. */
 function rows(): BenchRow[] {
   const { accumulationSteps: k, microBatchSize: b } = CONFIG;
-  return [
-    ...CONFIG.steps.map(([name, batch]): BenchRow => ({
-      id: `${name}-${batch}`,
-      label: `${MODEL_LABEL[name]}, step of ${batch}`,
-      flops: flopsOf(name, batch),
-      peer: { kind: 'step', model: name, batch },
-      oneThread: () => plainStep(name, batch),
-    })),
-    ...CONFIG.windowModels.map((name): BenchRow => ({
-      id: `${name}-window-${k}x${b}`,
-      label: `${MODEL_LABEL[name]}, window of ${k} x ${b}`,
-      flops: flopsOf(name, b) * k,
-      peer: { kind: 'window', model: name, steps: k, micro: b },
-      oneThread: () => accumulationWindow(name, k, b),
-    })),
-  ];
+  return CONFIG.paths.flatMap((path) => {
+    const suffix = path.id === 'wasm' ? '' : `-${path.id}`;
+    const all = path.allThreads;
+    return [
+      ...CONFIG.steps.map(([name, batch]): BenchRow => ({
+        id: `${name}-${batch}${suffix}`,
+        label: `${MODEL_LABEL[name]}, step of ${batch}${suffix ? `, ${path.id}` : ''}`,
+        flops: flopsOf(name, batch),
+        peer: { kind: 'step', model: name, batch },
+        oneThread: () => plainStep(name, batch, path, 1),
+        allCores: all === null ? undefined : () => plainStep(name, batch, path, all),
+      })),
+      ...CONFIG.windowModels.map((name): BenchRow => ({
+        id: `${name}-window-${k}x${b}${suffix}`,
+        label: `${MODEL_LABEL[name]}, window of ${k} x ${b}${suffix ? `, ${path.id}` : ''}`,
+        flops: flopsOf(name, b) * k,
+        peer: { kind: 'window', model: name, steps: k, micro: b },
+        oneThread: () => accumulationWindow(name, k, b, path, 1),
+        allCores: all === null ? undefined : () => accumulationWindow(name, k, b, path, all),
+      })),
+    ];
+  });
+}
+
+/** For each native step row that missed its one-thread target: where its time goes. */
+async function breakdowns(rowsDone: Report['rows']): Promise<{ id: string; label: string; breakdown: StepBreakdown }[]> {
+  const out = [];
+  for (const r of rowsDone) {
+    const target = CONFIG.targets.ratio[r.id];
+    const step = CONFIG.steps.find(([name, batch]) => r.id === `${name}-${batch}-native`);
+    if (!step || target === undefined || !r.torch1 || r.ours1.ms / r.torch1.ms <= target) continue;
+    const [name, batch] = step;
+    await usePath(CONFIG.paths.find((p) => p.id === 'native') as Path, 1);
+    const model = buildModel(name);
+    const data = batchOf(name, batch, 3);
+    const optimizer = tf.train.sgd(0.01);
+    try {
+      const breakdown = await nativeBreakdown(stepCall(name, model, data, optimizer), r.ours1.ms, quick ? 2 : 10);
+      if (breakdown) out.push({ id: r.id, label: r.label, breakdown });
+    } finally {
+      tf.dispose([data.xs, data.ys]);
+      optimizer.dispose();
+      model.dispose();
+    }
+  }
+  return out;
 }
 
 /** Timed calls of one contender in one round, and the threads that were busy meanwhile. */
@@ -343,13 +426,16 @@ async function main(): Promise<void> {
     torch: peers.one ? { one: peers.one.hello, all: peers.all?.hello ?? null } : { unavailable: peers.note },
     environments: {},
     rows: [],
-    roofline: { wasmSimd: null, torchGemm: null },
+    roofline: { wasmSimd: null, torchGemm: null, nativeGemm: null },
+    breakdowns: [],
     backends: [],
     accumulation: [],
   };
   try {
-    const environment = await selectBackend(CONFIG.headToHead.preference, { onNotice: (m) => console.error(m) });
-    report.environments[CONFIG.headToHead.label] = describeEnvironment(environment);
+    for (const path of CONFIG.paths) {
+      report.environments[path.label] = describeEnvironment(await selectBackend(path.preference, { strict: true, onNotice: (m) => console.error(m) }));
+    }
+    if (!loadNativeBlas().available) report.environments['native (CBLAS)'] = `not run: the native addon ${(loadNativeBlas() as { reason: string }).reason}`;
     for (const row of rows()) {
       console.error(`bench: ${row.label}`);
       report.rows.push(await runRow(row, peers));
@@ -362,9 +448,19 @@ async function main(): Promise<void> {
       const all = peers.all ? await peers.all.gemm(CONFIG.gemmSize, seconds) : null;
       report.roofline.torchGemm = { size: CONFIG.gemmSize, one: Math.max(...one.gflops), all: all ? Math.max(...all.gflops) : null, busyThreads: { one: one.busyThreads, all: all?.busyThreads ?? null } };
     }
-    for (const name of CONFIG.windowModels) {
-      console.error(`bench: accumulation cost of ${name}`);
-      report.accumulation.push(await accumulationCost(CONFIG.headToHead.label, name));
+    if (CONFIG.paths.some((p) => p.id === 'native')) {
+      const seconds = quick ? 0.2 : 1;
+      const one = measureNativeGemmPeak({ size: CONFIG.gemmSize, seconds, threads: 1 });
+      const all = measureNativeGemmPeak({ size: CONFIG.gemmSize, seconds, threads: 'all' });
+      if (one) report.roofline.nativeGemm = { size: CONFIG.gemmSize, one: one.gflops, all: all?.gflops ?? null, threads: { one: one.threads, all: all?.threads ?? null } };
+      report.breakdowns = await breakdowns(report.rows);
+    }
+    for (const path of CONFIG.paths) {
+      await usePath(path, 1);
+      for (const name of CONFIG.windowModels) {
+        console.error(`bench: accumulation cost of ${name} on ${path.label}`);
+        report.accumulation.push(await accumulationCost(path.label, name));
+      }
     }
   } finally {
     peers.one?.close();
@@ -390,6 +486,7 @@ async function main(): Promise<void> {
     ...headToHeadTable(report),
     '',
     ...rooflineTable(report),
+    ...breakdownTable(report),
     '',
     ...accumulationTable(report),
     '',

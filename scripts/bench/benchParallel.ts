@@ -11,13 +11,17 @@
  * data-parallel loop without `no_sync` does). Every timed repetition runs one window of each in
  * turn, so load from other processes falls on all alike; the ratio is the point, not the times.
  * PyTorch runs the same window at 2 threads through scripts/bench/bench_torch.py when torch imports.
- * Output: a markdown table on stdout, JSON in build/bench/parallel.json.
+ * Beside them, the machine's own limit for this work: two independent Node processes, each
+ * training the same window on one thread, timed alone and together (`measureProcessLimit`).
+ * The target holds when 2 workers reach 1.7x one thread, or 95% of the two processes' speed-up
+ * in the same run. A second table splits the 2-worker window as the workers measured it.
+ * Output: markdown tables on stdout, JSON in build/bench/parallel.json.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { selectBackend } from '../../src/backend/index';
-import { ParallelMeasurement, measureParallelWindow } from '../../src/parallel/index';
+import { ParallelMeasurement, ProcessLimit, measureParallelWindow, measureProcessLimit } from '../../src/parallel/index';
 import { cnn, median } from '../../src/tutorial/index';
 import { TorchPeer } from './benchPeer';
 
@@ -29,9 +33,12 @@ const CONFIG = {
   microBatchSize: 16,
   workers: [1, 2],
   windows: quick ? 2 : 7,
-  warmupWindows: quick ? 1 : 2,
+  /** Untimed windows of the single thread first; a trainer with W workers gets W times as many (see measureParallelWindow). */
+  warmupWindows: quick ? 1 : 12,
   /** The speed-up issue 14 asks of 2 workers over one thread. */
   target: 1.7,
+  /** Or this share of what two independent processes reach in the same run (issue 23). */
+  targetOfLimit: 0.95,
   torch: !process.argv.includes('--no-torch'),
 };
 
@@ -53,7 +60,7 @@ async function torchWindow(seconds: number): Promise<{ windowMs: number | null; 
   }
 }
 
-export function formatParallel(m: ParallelMeasurement, torchMs: number | null): string {
+export function formatParallel(m: ParallelMeasurement, torchMs: number | null, limit: ProcessLimit | null = null): string {
   const rows = [
     '| trainer | sync | window ms | x one thread | cores used | CPU ms | compute ms | transfer ms | update ms | other ms | bytes moved |',
     '|---|---|---|---|---|---|---|---|---|---|---|',
@@ -65,7 +72,27 @@ export function formatParallel(m: ParallelMeasurement, torchMs: number | null): 
       `| ParallelAccumulator, ${p.workers} worker${p.workers > 1 ? 's' : ''} | ${p.sync === 'window' ? 'once per window' : 'every round'} | ${p.windowMs.toFixed(1)} | ${p.speedup.toFixed(2)} | ${p.coresUsed.toFixed(2)} | ${p.cpuMs.toFixed(1)} | ${s.computeMs.toFixed(1)} | ${s.transferMs.toFixed(1)} | ${s.updateMs.toFixed(1)} | ${s.otherMs.toFixed(1)} | ${p.bytes.total} |`,
     );
   }
+  if (limit !== null) {
+    const together = limit.togetherMs.map((t) => t.toFixed(1)).join(' and ');
+    rows.push(`| ${limit.processes} independent processes (the limit), one thread each | — | ${together} each (alone ${limit.aloneMs.toFixed(1)}) | ${limit.speedup.toFixed(2)} | | | | | | | 0 |`);
+  }
   if (torchMs !== null) rows.push(`| PyTorch, 2 threads | — | ${torchMs.toFixed(1)} | ${(m.singleThreadMs / torchMs).toFixed(2)} | | | | | | | |`);
+  return rows.join('\n');
+}
+
+/** The workers' own account of the median window (the busiest worker), beside the single thread's time per micro-batch. */
+export function formatInWorker(m: ParallelMeasurement): string {
+  const rows = [
+    '| trainer | sync | micro-batches | compute ms | per micro-batch ms | x one thread | CPU per micro-batch ms | x one thread (CPU) | waiting for a core ms | GC ms | idle ms | weight reads ms | packing ms | messages | main thread CPU ms |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    `| GradientAccumulator, main thread | — | ${m.accumulationSteps} | | ${(m.singleThreadMs / m.accumulationSteps).toFixed(2)} | 1 | ${m.singleThreadPerMicroBatch.cpuMs.toFixed(2)} | 1 | ${(m.singleThreadPerMicroBatch.runQueueMs * m.accumulationSteps).toFixed(1)} | | | | | | ${(m.singleThreadPerMicroBatch.cpuMs * m.accumulationSteps).toFixed(1)} |`,
+  ];
+  for (const p of m.parallel) {
+    const w = p.inWorker;
+    rows.push(
+      `| ParallelAccumulator, ${p.workers} worker${p.workers > 1 ? 's' : ''} | ${p.sync === 'window' ? 'once per window' : 'every round'} | ${w.microBatches} | ${w.computeMs.toFixed(1)} | ${w.perMicroBatchMs.toFixed(2)} | ${w.computeInflation.toFixed(2)} | ${w.cpuPerMicroBatchMs.toFixed(2)} | ${w.cpuInflation.toFixed(2)} | ${w.runQueueMs.toFixed(1)} | ${w.gcMs.toFixed(1)} | ${w.idleMs.toFixed(1)} | ${w.unpackMs.toFixed(2)} | ${w.packMs.toFixed(2)} | ${w.messages} | ${p.mainThread.cpuMs.toFixed(1)} |`,
+    );
+  }
   return rows.join('\n');
 }
 
@@ -88,18 +115,38 @@ export async function benchParallel(options: { quick?: boolean; torch?: boolean 
     backend: 'wasm',
   });
   const torch = options.torch ?? CONFIG.torch ? await torchWindow(isQuick ? 0.3 : 1.0) : { windowMs: null, note: 'PyTorch skipped (--no-torch)' };
+  const limit = await measureProcessLimit({
+    model: { module: require.resolve('../../src/tutorial/index'), export: 'cnn', args: { normalization: 'batch' } },
+    accumulationSteps: CONFIG.accumulationSteps,
+    microBatchSize: CONFIG.microBatchSize,
+    processes: 2,
+    windows: isQuick ? 2 : 5,
+    rounds: isQuick ? 1 : 3,
+    warmupWindows: isQuick ? 1 : CONFIG.warmupWindows,
+    backend: 'wasm',
+  });
   const two = measurement.parallel.find((p) => p.workers === 2 && p.sync === 'window');
   const lines = [
     `## Parallel accumulation: CNN, ${CONFIG.accumulationSteps} micro-batches of ${CONFIG.microBatchSize} per window`,
     '',
     `backend ${env.backend}, ${availableParallelism()} cores, load average ${load.toFixed(2)} at the start; ${measurement.parameters} parameters; median of ${windows} windows, wall-clock.`,
     '',
-    formatParallel(measurement, torch.windowMs),
+    formatParallel(measurement, torch.windowMs, limit),
     '',
-    `${torch.note}.`,
+    `${torch.note}. Two independent processes: ${limit.processes} x ${limit.aloneMs.toFixed(1)} ms alone / ${limit.togetherMs.map((t) => t.toFixed(1)).join(' and ')} ms together.`,
+    '',
+    'Inside the workers (the busiest one, summed over the median window):',
+    '',
+    formatInWorker(measurement),
+    '',
   ];
   if (two) {
-    lines.push(`Target: 2 workers ≥ ${CONFIG.target}x one thread: ${two.speedup.toFixed(2)}x, ${two.speedup >= CONFIG.target ? 'met' : 'not met'} in this run.`);
+    const share = two.speedup / limit.speedup;
+    const met = two.speedup >= CONFIG.target || share >= CONFIG.targetOfLimit;
+    lines.push(
+      `Target: 2 workers ≥ ${CONFIG.target}x one thread, or ≥ ${CONFIG.targetOfLimit * 100}% of two independent processes: ` +
+        `${two.speedup.toFixed(2)}x, ${(share * 100).toFixed(0)}% of their ${limit.speedup.toFixed(2)}x; ${met ? 'met' : 'not met'} in this run.`,
+    );
     // With Linux's autogroup scheduling a busy machine shares CPU per session, not per thread:
     // then a second thread gets no second core, and the ratio says nothing about the code.
     if (two.coresUsed < 1.5) {
@@ -108,7 +155,7 @@ export async function benchParallel(options: { quick?: boolean; torch?: boolean 
       lines.push(`CPU work per window: one thread ${measurement.singleThreadCpuMs.toFixed(1)} ms, 2 workers ${two.cpuMs.toFixed(1)} ms; on 2 idle cores that would project to ${((2 * measurement.singleThreadCpuMs) / two.cpuMs).toFixed(2)}x (perfect balance assumed).`);
     }
   }
-  return { text: lines.join('\n'), json: { config: CONFIG, load, backend: env.backend, measurement, torch } };
+  return { text: lines.join('\n'), json: { config: CONFIG, load, backend: env.backend, measurement, torch, limit } };
 }
 
 async function main(): Promise<void> {

@@ -1,6 +1,7 @@
 import type { AccumulationMeasurement } from '../../src/tutorial/index';
 import type { SimdPeak } from '../../src/backend/index';
 import type { PeerHello } from './benchPeer';
+import type { StepBreakdown } from './benchNative';
 
 /** The bench's tables, from its JSON record (build/bench/bench.json has this shape). */
 
@@ -26,7 +27,7 @@ export interface Report {
   date: string;
   command: string;
   quick: boolean;
-  config: { targets: { ratio: Record<string, number>; bookkeepingShare: Record<string, number> }; accumulationSteps: number; microBatchSize: number } & Record<string, unknown>;
+  config: { targets: { ratio: Record<string, number>; ratioAll?: Record<string, number>; bookkeepingShare: Record<string, number> }; accumulationSteps: number; microBatchSize: number } & Record<string, unknown>;
   cpus: { count: number; model: string };
   loadAverage: { start: number[]; end: number[] };
   torch: { one: PeerHello; all: PeerHello | null } | { unavailable: string };
@@ -42,7 +43,14 @@ export interface Report {
     /** 1-minute load average before and after the row. */
     loadAverage: number[];
   }[];
-  roofline: { wasmSimd: SimdPeak | null; torchGemm: { size: number; one: number; all: number | null; busyThreads: { one: number; all: number | null } } | null };
+  roofline: {
+    wasmSimd: SimdPeak | null;
+    torchGemm: { size: number; one: number; all: number | null; busyThreads: { one: number; all: number | null } } | null;
+    /** The native addon's own sgemm (the same OpenBLAS PyTorch uses here), at one thread and every core as the BLAS reported them. */
+    nativeGemm?: { size: number; one: number; all: number | null; threads: { one: number | null; all: number | null } } | null;
+  };
+  /** Native rows that missed their one-thread target, with where their time goes (scripts/bench/benchNative.ts). */
+  breakdowns?: { id: string; label: string; breakdown: StepBreakdown }[];
   backends: { backend: string; id: string; flops: number; ms: number | null; minMs?: number; maxMs?: number; calls?: number; busyThreads?: number | null; cpuPerWall?: number | null; error?: string }[];
   accumulation: (Omit<AccumulationMeasurement, 'window' | 'step'> & { backend: string; model: string; windowSpread: number[]; stepSpread: number[] })[];
 }
@@ -94,9 +102,11 @@ export function headToHeadTable(report: Report): string[] {
     const oursAll = r.oursAll ?? null;
     const allCell = oursAll ? spread(oursAll) : `${spread(r.ours1)}, 1 thread (no multi-core path)`;
     const ratioAll = r.torchAll ? (oursAll ?? r.ours1).ms / r.torchAll.ms : null;
+    const targetAll = report.config.targets.ratioAll?.[r.id];
+    const verdictAll = targetAll === undefined || ratioAll === null ? '' : ` (≤ ${targetAll} ${ratioAll <= targetAll ? 'met' : 'missed'})`;
     lines.push(
       `| ${r.label} | ${spread(r.torch1)} | ${busy(r.torch1)} | ${spread(r.ours1)} | ${busy(r.ours1)} | ${fmt(ratio1)} (min ${fmt(ratioMin)}) | ${threadCell(r.torch1, r.ours1)} | ${verdict} | ` +
-        `${spread(r.torchAll)} | ${busy(r.torchAll)} | ${allCell} | ${busy(oursAll ?? r.ours1)} | ${fmt(ratioAll)} |`,
+        `${spread(r.torchAll)} | ${busy(r.torchAll)} | ${allCell} | ${busy(oursAll ?? r.ours1)} | ${fmt(ratioAll)}${verdictAll} |`,
     );
   }
   return lines;
@@ -106,23 +116,30 @@ export function headToHeadTable(report: Report): string[] {
 export function rooflineTable(report: Report): string[] {
   const peak = report.roofline.wasmSimd;
   const gemm = report.roofline.torchGemm;
+  const native = report.roofline.nativeGemm ?? null;
   const lines = [
     'Roofline, one thread. FLOPs per call: 2 x multiply-adds of the forward pass, the weight gradients and the input gradients',
     'except the first layer\'s (src/tutorial/measure.ts, stepFlops); elementwise work is not counted.',
     `Peaks: wasm SIMD f32x4 mul + add loop ${fmt(peak?.gflops, 1)} GFLOP/s` +
       (peak ? `, relaxed SIMD madd ${peak.relaxedGflops === null ? 'not available in this engine (Node 20: --experimental-wasm-relaxed-simd)' : `${fmt(peak.relaxedGflops, 1)} GFLOP/s`}` : ' (no wasm SIMD)') +
       `; PyTorch GEMM ${gemm ? `${gemm.size}x${gemm.size}` : ''} ${fmt(gemm?.one, 1)} GFLOP/s at 1 thread (busy ${gemm?.busyThreads.one ?? '?'}), ${fmt(gemm?.all ?? null, 1)} at ${report.cpus.count} (busy ${gemm?.busyThreads.all ?? '?'}).`,
+    native
+      ? `Native path: the addon's cblas_sgemm ${native.size}x${native.size} ${fmt(native.one, 1)} GFLOP/s at 1 thread (BLAS reports ${native.threads.one ?? '?'}), ${fmt(native.all, 1)} at ${report.cpus.count} (BLAS reports ${native.threads.all ?? '?'}): its rows are compared with this OpenBLAS peak.`
+      : 'Native path: not run (no addon).',
     peak && gemm
-      ? `At both peaks ours would take ${fmt(gemm.one / peak.gflops)} x PyTorch's time: the floor of the one-thread ratio for a row bound by its products.`
+      ? `At both peaks ours would take ${fmt(gemm.one / peak.gflops)} x PyTorch's time: the floor of the one-thread ratio for a wasm row bound by its products.`
       : '',
     '',
-    '| row | MFLOP / call | PyTorch GFLOP/s | % of its GEMM peak | ours GFLOP/s | % of wasm SIMD peak |',
+    '| row | MFLOP / call | PyTorch GFLOP/s | % of its GEMM peak | ours GFLOP/s | % of our peak (wasm SIMD, or OpenBLAS for native) |',
     '|---|---|---|---|---|---|',
   ];
   for (const r of report.rows) {
     const t = gflops(r.flops, r.torch1);
     const o = gflops(r.flops, r.ours1);
-    lines.push(`| ${r.label} | ${fmt(r.flops / 1e6, 1)} | ${fmt(t, 1)} | ${t !== null && gemm ? fmt((100 * t) / gemm.one, 0) : '—'}% | ${fmt(o, 1)} | ${o !== null && peak ? fmt((100 * o) / peak.gflops, 0) : '—'}% |`);
+    const isNative = r.id.endsWith('-native');
+    const ours = isNative ? native?.one ?? null : peak?.gflops ?? null;
+    const oursCell = o !== null && ours ? `${fmt((100 * o) / ours, 0)}% of ${isNative ? 'OpenBLAS' : 'wasm SIMD'}` : '—';
+    lines.push(`| ${r.label} | ${fmt(r.flops / 1e6, 1)} | ${fmt(t, 1)} | ${t !== null && gemm ? fmt((100 * t) / gemm.one, 0) : '—'}% | ${fmt(o, 1)} | ${oursCell} |`);
   }
   return lines;
 }

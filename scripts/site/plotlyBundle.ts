@@ -3,7 +3,7 @@
  * trace types the tutorial's figures use. A figure that needs any other type fails the export,
  * naming the figure, instead of drawing nothing in a reader's browser.
  */
-import { figureSvg, figureText, type PlotlyFigure } from '../../src/tutorial/index';
+import { figureAriaLabel, figureSvg, figureText, figureTextLabel, type PlotlyFigure } from '../../src/tutorial/index';
 import { html, scriptJson, trusted, type SafeHtml } from './html';
 
 /** The npm file the site copies to `assets/plotly.min.js`. */
@@ -32,18 +32,19 @@ export function figureTitle(fig: PlotlyFigure): string {
 /**
  * A chart on the site: the static SVG and its text summary (the accessible form, the print form,
  * and what shows before or without plotly.js), plus the figure's JSON, which assets/site.js
- * draws with plotly.js once the chart scrolls into view.
+ * draws with plotly.js once the chart scrolls into view. Its labels are in the figure's own
+ * locale (`layout.meta.locale`, set when a Chinese notebook showed it).
  */
 export function chartHtml(fig: PlotlyFigure, id: string): SafeHtml {
   const title = figureTitle(fig);
   // The plotly.js layout of the page: the figure's own, fitted to its container.
   const layout = { ...fig.layout, width: undefined, autosize: true };
   return html`<figure class="output plotly-figure" id="${id}">
-<div class="chart" role="img" aria-label="${`Chart: ${title}`}" aria-describedby="${`${id}-text`}">
+<div class="chart" role="img" aria-label="${figureAriaLabel(fig, title)}" aria-describedby="${`${id}-text`}">
 <div class="static-chart" aria-hidden="true">${trustedSvg(fig)}</div>
 <div class="plotly-target"></div>
 </div>
-<details class="chart-text"><summary>The chart as text</summary><pre id="${`${id}-text`}">${figureText(fig)}</pre></details>
+<details class="chart-text"><summary>${figureTextLabel(fig)}</summary><pre id="${`${id}-text`}">${figureText(fig)}</pre></details>
 <script type="application/json" class="plotly-data">${trustedJson({ data: fig.data, layout })}</script>
 </figure>`;
 }

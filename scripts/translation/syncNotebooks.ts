@@ -225,7 +225,12 @@ export function syncNotebook(english: Notebook, translated: Notebook, table: Tra
   const codeCell = (i: number, base?: NotebookCell): NotebookCell => {
     const { code, untranslated: missing } = translateCode(cellText(englishCode[i]), table);
     untranslated.push(...missing);
-    return { cell_type: 'code', execution_count: null, id: '', metadata: base?.metadata ?? {}, outputs: [], source: toSource(code) };
+    // The cell's tags (`remove-input`, `hide-input`) are part of the program's presentation, so
+    // they follow the English cell; any other metadata of the translated cell is kept.
+    const tags = (englishCode[i].metadata as { tags?: unknown } | undefined)?.tags;
+    const { tags: _old, ...kept } = (base?.metadata ?? {}) as Record<string, unknown>;
+    const metadata = Array.isArray(tags) && tags.length > 0 ? { ...kept, tags: [...tags] } : kept;
+    return { cell_type: 'code', execution_count: null, id: '', metadata, outputs: [], source: toSource(code) };
   };
 
   const cells: NotebookCell[] = [];

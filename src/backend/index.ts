@@ -1,6 +1,7 @@
 /**
  * `tfjs-accumulate/backend`: choosing a tfjs backend for this machine, describing the environment,
- * and the fast kernels the project registers on the wasm and cpu backends. Separate from the
+ * and the fast kernels the project registers on the wasm and cpu backends (and, where the optional
+ * native addon was built, the cpu backend's products in the system CBLAS). Separate from the
  * package root because the kernels patch tfjs's kernel registry and the backend choice probes
  * optional Node packages; a user who only wants the accumulator does not load either.
  */
@@ -10,5 +11,10 @@ export { installFastKernels, uninstallFastKernels, installedFastKernels, FAST_KE
 // The gradient patches, for the bench's A/B timing of each speed lever.
 export { fusedGradientPatches } from './kernels/fusedGradients';
 export type { KernelReplacement, FastKernelBackend } from './kernels';
+// The optional native kernels (native/, the system CBLAS): loading, threads, what BLAS it is.
+export { loadNativeBlas, setNativeThreads, NATIVE_ADDON_ENV_VAR } from './kernels';
+export type { NativeAddon, NativeBlasInfo, NativeStatus, LoadNativeBlasArgs } from './kernels';
+export { measureNativeGemmPeak } from './kernels/nativePeak';
+export type { NativeGemmPeak, NativeGemmPeakArgs } from './kernels/nativePeak';
 export { measureSimdPeak } from './kernels/simdPeak';
 export type { SimdPeak, SimdPeakArgs } from './kernels/simdPeak';

@@ -1,30 +1,36 @@
 import * as tf from '@tensorflow/tfjs';
 import { argumentError } from '../core/errors';
-import { FastKernelBackend, installedFastKernels, installFastKernels, KernelReplacement, uninstallFastKernels } from './kernels';
+import { FastKernelBackend, installedFastKernels, installFastKernels, KernelReplacement, tfjsBackendOf, uninstallFastKernels } from './kernels';
+import { coreCount, loadNativeBlas, NativeBlasInfo, NativeStatus, setNativeThreads } from './kernels/nativeBlas';
 
 /**
  * Choosing the fastest tfjs backend this machine can run, and saying what was chosen.
  *
  * Order of preference: `tensorflow` (tfjs-node, native TensorFlow) when
- * `require('@tensorflow/tfjs-node')` works; else `wasm` (XNNPACK) with this project's kernels
- * registered; else `cpu` (pure JS) with this project's replacements for its slowest kernels.
+ * `require('@tensorflow/tfjs-node')` works; else `native` (the wasm backend with this project's
+ * kernels and its matrix products and convolution filter gradients in the system CBLAS, on the
+ * wasm heap) when the optional native addon was built; else `wasm` (XNNPACK) with this project's kernels registered; else `cpu` (pure JS)
+ * with this project's replacements for its slowest kernels.
  * A backend that is missing or fails to start costs one line on the notice channel and the next
  * one is tried; nothing throws unless `strict` is set or no backend at all can start.
  */
 
 /**
  * What `selectBackend` may be asked for:
- * - `"auto"` (default): the first of tensorflow, wasm, cpu that starts;
- * - `"tensorflow"`: tfjs-node (falls through to wasm, then cpu, with a notice, unless `strict`);
+ * - `"auto"` (default): the first of tensorflow, native, wasm, cpu that starts;
+ * - `"tensorflow"`: tfjs-node (falls through to native, wasm, then cpu, with a notice, unless `strict`);
+ * - `"native"`: wasm with the native CBLAS kernels (falls through to wasm, then cpu);
+ * - `"native-cpu"`: the cpu backend with the native CBLAS kernels, products and every
+ *   convolution kernel (for comparisons: the rest of a step is slower on cpu; falls through to cpu);
  * - `"wasm"`: wasm with this project's kernels (falls through to cpu unless `strict`);
  * - `"cpu"`: pure-JS cpu with this project's kernels;
  * - `"wasm-stock"`, `"cpu-stock"`: the backend with tfjs's own kernels only (for comparisons;
  *   stock wasm cannot train CNNs: it has no Conv2DBackpropFilter).
  */
-export type BackendPreference = 'auto' | 'tensorflow' | 'wasm' | 'cpu' | 'wasm-stock' | 'cpu-stock';
+export type BackendPreference = 'auto' | 'tensorflow' | 'native' | 'native-cpu' | 'wasm' | 'cpu' | 'wasm-stock' | 'cpu-stock';
 
 /** Every accepted preference, in the order above. */
-export const BACKEND_PREFERENCES: readonly BackendPreference[] = ['auto', 'tensorflow', 'wasm', 'cpu', 'wasm-stock', 'cpu-stock'];
+export const BACKEND_PREFERENCES: readonly BackendPreference[] = ['auto', 'tensorflow', 'native', 'native-cpu', 'wasm', 'cpu', 'wasm-stock', 'cpu-stock'];
 
 /** The environment variable read when `selectBackend` gets no argument. */
 export const BACKEND_ENV_VAR = 'TFJS_ACCUMULATE_BACKEND';
@@ -46,6 +52,17 @@ export interface SelectBackendArgs {
    * tfjs-node from elsewhere.
    */
   loadTfjsNode?: () => unknown;
+  /**
+   * Loads the native addon. Default: this package's build (`loadNativeBlas()`). Replace it to
+   * test a machine where it was not built.
+   */
+  loadNative?: () => NativeStatus;
+  /**
+   * The BLAS threads of the native path: 1 (default; what the bench compares against
+   * one-thread PyTorch, and what each parallel worker wants), up to the number of cores, or
+   * `"all"` for every core. Ignored when another backend is chosen.
+   */
+  nativeThreads?: number | 'all';
 }
 
 /** What `selectBackend` chose and what this machine offers: the "environment" of a run. */
@@ -64,6 +81,12 @@ export interface EnvironmentReport {
   tfjsNode: { available: boolean; reason: string | null };
   /** The wasm backend's features (null when wasm was not tried). */
   wasm: { simd: boolean | null; threads: boolean | null; threadsCount: number | null };
+  /**
+   * The native addon: whether it loaded (else why not), where from, and its BLAS (name,
+   * OpenBLAS's config string with its version, core type, threads in use); null fields when not
+   * loaded. `active` is true when the native kernels are the ones running.
+   */
+  native: { available: boolean; active: boolean; reason: string | null; path: string | null; info: NativeBlasInfo | null };
   /** The kernels this project replaced or added on the active backend. */
   kernelsReplaced: KernelReplacement[];
   /** The notices emitted while selecting (also sent to `onNotice`). */
@@ -94,7 +117,12 @@ const TFJS_WASM = '@tensorflow/tfjs-backend-wasm';
  * @param preference One of {@link BACKEND_PREFERENCES}. Default: the environment variable, else `"auto"`.
  */
 export async function selectBackend(preference?: BackendPreference, args: SelectBackendArgs = {}): Promise<EnvironmentReport> {
-  if (args === null || typeof args !== 'object') throw argumentError(OWNER, 'args', 'an object { onNotice, strict, env, loadTfjsNode } or left out', args);
+  if (args === null || typeof args !== 'object') throw argumentError(OWNER, 'args', 'an object { onNotice, strict, env, loadTfjsNode, loadNative, nativeThreads } or left out', args);
+  const cores = coreCount();
+  const threads = args.nativeThreads ?? 1;
+  if (threads !== 'all' && !(Number.isInteger(threads) && threads >= 1 && threads <= cores)) {
+    throw argumentError(OWNER, 'nativeThreads', `an integer from 1 to ${cores} (this machine's cores), "all", or left out`, threads);
+  }
   const env = args.env ?? (typeof process !== 'undefined' ? process.env : {});
   let requested: BackendPreference;
   let source: EnvironmentReport['source'];
@@ -120,12 +148,18 @@ export async function selectBackend(preference?: BackendPreference, args: Select
     notices.push(message);
     (args.onNotice ?? ((m: string) => console.warn(m)))(message);
   };
-  const state: SelectionState = { tfjsNode: { available: false, reason: 'not tried' }, wasm: { simd: null, threads: null, threadsCount: null } };
+  const state: SelectionState = {
+    tfjsNode: { available: false, reason: 'not tried' },
+    wasm: { simd: null, threads: null, threadsCount: null },
+    native: { available: false, active: false, reason: 'not tried', path: null, info: null },
+  };
 
   // The chain from the requested backend down; stock variants do not fall through.
   const chains: Record<BackendPreference, Attempt[]> = {
-    auto: ['tensorflow', 'wasm', 'cpu'],
-    tensorflow: ['tensorflow', 'wasm', 'cpu'],
+    auto: ['tensorflow', 'native', 'wasm', 'cpu'],
+    tensorflow: ['tensorflow', 'native', 'wasm', 'cpu'],
+    native: ['native', 'wasm', 'cpu'],
+    'native-cpu': ['native-cpu', 'cpu'],
     wasm: ['wasm', 'cpu'],
     cpu: ['cpu'],
     'wasm-stock': ['wasm-stock'],
@@ -145,11 +179,18 @@ export async function selectBackend(preference?: BackendPreference, args: Select
     if (next === undefined || (explicit && args.strict)) {
       throw new Error(`${OWNER}: the ${attempt} backend could not start: ${failure}`);
     }
-    // tfjs-node is optional: its absence under "auto" is the normal case on most machines.
+    // tfjs-node is optional: its absence under "auto" is the normal case on most machines. An
+    // unbuilt native addon was already explained once by the install; under "auto" the report
+    // says why (report.native.reason) without another notice.
+    if (attempt.startsWith('native') && !explicit) continue;
     notice(`tfjs-accumulate: ${attempt} backend unavailable (${failure}); trying ${next}.`);
   }
   const backend = tf.getBackend();
-  const fast = chosen === 'wasm' || chosen === 'cpu';
+  const fast = chosen === 'wasm' || chosen === 'cpu' || chosen === 'native' || chosen === 'native-cpu';
+  if ((chosen === 'native' || chosen === 'native-cpu') && state.native.info !== null) {
+    state.native.active = true;
+    state.native.info.threads = setNativeThreads(threads);
+  }
   return {
     backend,
     fastKernels: fast,
@@ -163,6 +204,7 @@ export async function selectBackend(preference?: BackendPreference, args: Select
     },
     tfjsNode: state.tfjsNode,
     wasm: state.wasm,
+    native: state.native,
     kernelsReplaced: fast ? installedFastKernels(backend) : [],
     notices,
     runtime: {
@@ -174,11 +216,12 @@ export async function selectBackend(preference?: BackendPreference, args: Select
   };
 }
 
-type Attempt = 'tensorflow' | 'wasm' | 'cpu' | 'wasm-stock' | 'cpu-stock';
+type Attempt = 'tensorflow' | 'native' | 'native-cpu' | 'wasm' | 'cpu' | 'wasm-stock' | 'cpu-stock';
 
 interface SelectionState {
   tfjsNode: EnvironmentReport['tfjsNode'];
   wasm: EnvironmentReport['wasm'];
+  native: EnvironmentReport['native'];
 }
 
 /** Starts one backend; returns null on success, else a one-line reason. */
@@ -202,7 +245,16 @@ async function tryBackend(attempt: Attempt, args: SelectBackendArgs, state: Sele
       state.tfjsNode = { available: true, reason: null };
       return null;
     }
-    const name: FastKernelBackend = attempt.startsWith('wasm') ? 'wasm' : 'cpu';
+    if (attempt === 'native' || attempt === 'native-cpu') {
+      const status = (args.loadNative ?? (() => loadNativeBlas()))();
+      if (!status.available) {
+        state.native = { ...state.native, reason: status.reason };
+        return `the native addon ${status.reason}`;
+      }
+      state.native = { available: true, active: false, reason: null, path: status.path, info: status.addon.info() };
+    }
+    const set: FastKernelBackend = attempt === 'native' || attempt === 'native-cpu' ? attempt : attempt.startsWith('wasm') ? 'wasm' : 'cpu';
+    const name = tfjsBackendOf(set);
     if (name === 'wasm') {
       const wasm = dynamicRequire(TFJS_WASM) as { getThreadsCount(): number };
       state.wasm.simd = Boolean(await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT'));
@@ -217,7 +269,7 @@ async function tryBackend(attempt: Attempt, args: SelectBackendArgs, state: Sele
       (tf.backend() as unknown as { firstUse?: boolean }).firstUse = false;
     }
     if (attempt.endsWith('-stock')) uninstallFastKernels(name);
-    else installFastKernels(name);
+    else installFastKernels(set);
     return null;
   } catch (e) {
     return firstLine(e);
@@ -268,13 +320,14 @@ function firstLine(e: unknown): string {
 export function describeEnvironment(report: EnvironmentReport): string {
   const yesNo = (v: boolean | null): string => (v === null ? 'not checked' : v ? 'yes' : 'no');
   const lines = [
-    `backend: ${report.backend}${report.fastKernels ? ' + tfjs-accumulate kernels' : ''} (requested "${report.requested}" by ${report.source})`,
+    `backend: ${report.backend}${report.fastKernels ? (report.native.active ? ' + tfjs-accumulate native kernels' : ' + tfjs-accumulate kernels') : ''} (requested "${report.requested}" by ${report.source})`,
     `tfjs ${report.versions.tfjs} (core ${report.versions.tfjsCore})` +
       (report.versions.tfjsBackendWasm ? `, tfjs-backend-wasm ${report.versions.tfjsBackendWasm}` : '') +
       (report.versions.tfjsNode ? `, tfjs-node ${report.versions.tfjsNode}` : ''),
     `tfjs-node: ${report.tfjsNode.available ? 'loaded' : `not used (${report.tfjsNode.reason})`}`,
     `wasm: SIMD ${yesNo(report.wasm.simd)}, threads ${yesNo(report.wasm.threads)}` +
       (report.wasm.threadsCount !== null ? ` (${report.wasm.threadsCount} in use)` : ''),
+    `native: ${describeNative(report.native)}`,
     `runtime: ${report.runtime.deno ? `Deno ${report.runtime.deno} (Node compatibility ${report.runtime.node ?? 'n/a'})` : `Node ${report.runtime.node ?? 'n/a'}`}` +
       ` on ${report.runtime.platform ?? 'n/a'}, ${report.runtime.cpus ?? '?'} CPUs`,
   ];
@@ -284,4 +337,16 @@ export function describeEnvironment(report: EnvironmentReport): string {
   }
   for (const n of report.notices) lines.push(`notice: ${n}`);
   return lines.join('\n');
+}
+
+/** One line on the native addon: its BLAS, version, core type and threads, or why it is not used. */
+function describeNative(native: EnvironmentReport['native']): string {
+  if (!native.available || native.info === null) return `not used (${native.reason})`;
+  const info = native.info;
+  const parts = [
+    info.config ?? info.blas,
+    info.corename !== null ? `core ${info.corename}` : null,
+    info.threads !== null ? `${info.threads} thread${info.threads === 1 ? '' : 's'}` : 'threads chosen by the BLAS',
+  ].filter((p) => p !== null);
+  return `${native.active ? 'in use' : 'loaded, not in use'}: ${parts.join(', ')}`;
 }

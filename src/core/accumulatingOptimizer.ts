@@ -2,6 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import { GradientAccumulatorArgs, StepResult, isBiasOrNormalization } from './accumulatorArgs';
 import { argumentError } from './errors';
 import { GradientAccumulator } from './gradientAccumulator';
+import { loadSavedWeights, weightsToSave } from './optimizerWeights';
 import { epochSchedule, epochScheduleTable } from './schedule';
 
 /** A named tensor as tfjs optimizers exchange them (not re-exported by `@tensorflow/tfjs`). */
@@ -186,13 +187,17 @@ export class AccumulatingOptimizer extends tf.Optimizer {
     } as never);
   }
 
-  /** The wrapped optimizer's weights (slot variables and its iteration count). */
+  /**
+   * The wrapped optimizer's weights (slot variables and its iteration count) and, for a built-in
+   * tfjs optimizer, its running scalars, so that a model saved with `includeOptimizer` resumes
+   * bit for bit (see `weightsToSave`).
+   */
   override async getWeights(): Promise<NamedTensor[]> {
-    return this.inner.getWeights();
+    return weightsToSave(this.inner);
   }
 
   override async setWeights(weightValues: NamedTensor[]): Promise<void> {
-    await this.inner.setWeights(weightValues);
+    await loadSavedWeights(this.inner, weightValues);
   }
 
   /** Disposes the accumulators and the wrapped optimizer, which this optimizer owns. */

@@ -1,10 +1,10 @@
 import * as tf from '@tensorflow/tfjs';
-import { argumentError, checkKeys, checkOptions, isPositiveFinite, isPositiveInteger } from './errors';
+import { argumentError, checkKeys, checkOptions, isPositiveFinite, isPositiveInteger, verbatim } from './errors';
 import { LearningRateSchedule, learningRateOf } from './learningRate';
 import { NON_FINITE_POLICIES, NonFinitePolicy } from './nonFinite';
 import { AccumulationSchedule, checkAccumulationSteps } from './schedule';
 import { TrainableVariable, checkVarList } from './varList';
-import { Averaging } from './state';
+import { Averaging, Counters, OpenWindow } from './state';
 
 /**
  * The accumulator's options and results: the vocabulary shared by `GradientAccumulator`,
@@ -84,8 +84,10 @@ export interface GradientAccumulatorArgs {
   weightDecay?: WeightDecayArgs;
   /**
    * Keep an exponential moving average of the weights (Polyak averaging), updated only on
-   * applied updates: `shadow ← decay · shadow + (1 − decay) · w`. Evaluate with it through
-   * `withAveragedWeights`. Saved by `getState`. Default: none.
+   * applied updates: it starts from the weights after the first update (as Keras's `use_ema`
+   * and torch's `AveragedModel` do), then `shadow ← decay · shadow + (1 − decay) · w`. Evaluate
+   * with it through `withAveragedWeights`; write it into the model with
+   * `finalizeAveragedWeights`. Saved by `getState`. Default: none.
    */
   ema?: { decay: number };
 }
@@ -166,7 +168,7 @@ export function checkAccumulatorArgs(owner: string, args: GradientAccumulatorArg
     optimizer: args.optimizer,
     learningRate: args.learningRate ?? null,
     skipLargeUpdates: checkSkipLargeUpdates(owner, args.skipLargeUpdates),
-    weightDecay: checkWeightDecay(owner, args.weightDecay),
+    weightDecay: checkWeightDecay(owner, args.weightDecay, args.optimizer),
     ema: checkEma(owner, args.ema),
     accumulationSteps: checkAccumulationSteps(owner, args.accumulationSteps),
     averaging,
@@ -187,11 +189,15 @@ function checkSkipLargeUpdates(owner: string, value: unknown): CheckedAccumulato
   return { maxNorm: o.maxNorm ?? null, factor: o.factor ?? null, history: o.history ?? 20 };
 }
 
-function checkWeightDecay(owner: string, value: unknown): WeightDecay | null {
+function checkWeightDecay(owner: string, value: unknown, optimizer: tf.Optimizer): WeightDecay | null {
   if (value === undefined) return null;
   const o = checkOptions<WeightDecayArgs>(owner, 'weightDecay', value, ['rate', 'exclude']);
   if (!isPositiveFinite(o.rate)) throw argumentError(owner, 'weightDecay.rate', 'a finite number > 0', o.rate);
   if (o.exclude !== undefined && typeof o.exclude !== 'function') throw argumentError(owner, 'weightDecay.exclude', 'a function (variable) => boolean, or left out', o.exclude);
+  // The decay per update is learningRate · rate · w: without a rate to read it would silently be 0.
+  if (learningRateOf(optimizer) === null) {
+    throw argumentError(owner, 'optimizer', 'an optimizer with a numeric learningRate (every tf.train optimizer has one) when weightDecay is set, since the decay is learningRate · rate · w; or leave weightDecay out', verbatim(`a ${optimizer.getClassName()} without a numeric learningRate`));
+  }
   return { rate: o.rate, exclude: o.exclude ?? isBiasOrNormalization };
 }
 
@@ -266,4 +272,34 @@ export interface StepResult {
   accumulationSteps: number;
   /** Global norm of the applied gradient before clipping; null unless `clipNorm` is set and an update was applied. */
   gradientNorm: number | null;
+}
+
+/** What a micro-step did, before it is reported as a {@link StepResult}. */
+export interface MicroStepOutcome {
+  loss: number;
+  sampleCount: number;
+  /** The window the micro-step belongs to (as it stands after the micro-step). */
+  window: OpenWindow;
+  skipped: 'micro-batch' | 'window' | 'large-update' | null;
+  applied: boolean;
+  gradientNorm: number | null;
+  windowSize: number;
+}
+
+/** A micro-step's result, from what it did and the counters just committed. */
+export function stepResult(counters: Counters, r: MicroStepOutcome): StepResult {
+  const { loss, sampleCount, window } = r;
+  return {
+    loss,
+    windowLoss: window.lossSum === null || window.weight === 0 ? null : window.lossSum / window.weight,
+    sampleCount,
+    applied: r.applied,
+    skipped: r.skipped,
+    microStep: counters.microStep,
+    updateStep: counters.updateStep,
+    epoch: counters.epoch,
+    windowPosition: window.microBatches,
+    accumulationSteps: r.windowSize,
+    gradientNorm: r.gradientNorm,
+  };
 }

@@ -1,15 +1,19 @@
 import * as tf from '@tensorflow/tfjs';
-import { CheckedAccumulatorArgs, checkAccumulatorArgs, GradientAccumulatorArgs, StepOptions, StepResult, UpdateResult } from './accumulatorArgs';
+import { CheckedAccumulatorArgs, checkAccumulatorArgs, GradientAccumulatorArgs, MicroStepOutcome, StepOptions, StepResult, stepResult, UpdateResult } from './accumulatorArgs';
 import { applyWindow, recordNorm, updateSettings } from './applyWindow';
-import { swapAverages } from './ema';
+import { AverageSwap, finalizeAverages, startAverages } from './ema';
+import { externalGradients } from './externalGradients';
+import { PendingGuard } from './pendingGuard';
 import { windowSums } from './windowSums';
 import { argumentError, checkOptions, isPositiveInteger, verbatim } from './errors';
 import { CountedLoss, LossCount, microBatchGradients } from './lossGradient';
-import { applyNonFinitePolicy, NonFinitePolicy } from './nonFinite';
+import { applyNonFinitePolicy, isMicroBatchFinite, NonFinitePolicy } from './nonFinite';
+import { checkGradientSums, GradientSumsArgs } from './gradientSums';
 import { checkOptimizerAlive, releaseOptimizer } from './optimizerSnapshot';
 import { AccumulationSchedule, resolveAccumulationSteps } from './schedule';
-import { ACCUMULATOR_STATE_FORMAT, AccumulatorCore, AccumulatorState, Averaging, checkState, closedCore, copyCore, initialCore, OpenWindow, SetStateArgs } from './state';
-import { commitSlots, planRestore, serializeTensors } from './stateRestore';
+import { ACCUMULATOR_STATE_FORMAT, AccumulatorCore, AccumulatorState, Averaging, checkState, checkUnit, closedCore, copyCore, initialCore, SetStateArgs } from './state';
+import { captureTensors, readCaptured } from './stateCapture';
+import { commitSlots, planRestore } from './stateRestore';
 import { defaultVarList } from './varList';
 
 export type { GradientAccumulatorArgs, StepOptions, StepResult, TrainableVariable, UpdateResult } from './accumulatorArgs';
@@ -17,8 +21,12 @@ export type { Averaging } from './state';
 export { NonFiniteGradientError } from './nonFinite';
 export { checkVarList } from './varList';
 export type { NonFinitePolicy } from './nonFinite';
+export type { GradientSumsArgs } from './gradientSums';
 
 const OWNER = 'GradientAccumulator';
+
+/** How a contribution counts: a micro-batch's `LossCount`, or a reduced one's micro-batches and loss sum. */
+type Counted = LossCount & { microBatches?: number; lossSum?: number | null };
 
 
 /** A trained variable, its accumulator (created when it first carries a sum over a micro-step) and its EMA. */
@@ -39,9 +47,11 @@ interface Slot {
  * State: counters and the open window are one plain object (`AccumulatorCore`), replaced whole
  * when a micro-step commits; a call that throws commits nothing.
  *
- * Length: about 420 lines, because each public call keeps its validate-then-commit sequence in one
- * place to be read as a whole; the pieces that are not sequencing (window sums, the update, state
- * tensors, the EMA swap, option checks) are already in modules of their own.
+ * Length: about 450 lines, because each public call (fourteen of them, with the reduced
+ * contributions of the parallel trainer and the EMA's finalize) keeps its validate-then-commit
+ * sequence in one place to be read as a whole; the pieces that are not sequencing (window sums,
+ * the update, state capture and restore, optimizer weights, the EMA swap, the pending guard,
+ * gradient checks, option checks) are in modules of their own.
  *
  * ```ts
  * const acc = new GradientAccumulator({ optimizer: tf.train.sgd(0.01), accumulationSteps: 4 });
@@ -66,11 +76,13 @@ export class GradientAccumulator {
   private readonly varList: tf.Variable[] | null;
   /** Every option, checked, with its default filled in. */
   readonly options: CheckedAccumulatorArgs;
-  /** Whether the weights hold their EMA now (between the two swaps of `withAveragedWeights`). */
-  private swapped = false;
   private slots: Slot[] = [];
+  /** Whether the weights hold their EMA now (between the two swaps of `withAveragedWeights`). */
+  private readonly averages = new AverageSwap(OWNER, () => this.slots);
   private core: AccumulatorCore = initialCore();
   private disposed = false;
+  /** Refuses changes while a setState (or a getState through a custom optimizer's getWeights) is half-way. */
+  private readonly guard = new PendingGuard(OWNER);
 
   constructor(args: GradientAccumulatorArgs) {
     const checked = checkAccumulatorArgs(OWNER, args);
@@ -104,6 +116,8 @@ export class GradientAccumulator {
   get variables(): readonly tf.Variable[] | null { return this.slots.length === 0 ? null : this.slots.map((s) => s.variable); }
   /** A copy of the counters and the open window. */
   get state(): AccumulatorCore { return copyCore(this.core); }
+  /** Micro-batches of the window now open, or of the next one (its schedule read now). */
+  get windowSize(): number { return this.core.window.size ?? this.resolveWindowSize(); }
 
   /**
    * One micro-step: computes this micro-batch's loss and gradient, adds the gradient to the
@@ -116,7 +130,7 @@ export class GradientAccumulator {
    *   non-finite gradient under `nonFinite: "error"`; nothing has changed when it throws.
    */
   step(lossFn: () => tf.Tensor | CountedLoss, options?: StepOptions): StepResult {
-    this.checkAlive();
+    this.checkAlive('step');
     if (typeof lossFn !== 'function') {
       throw argumentError(OWNER, 'lossFn', 'a function returning the micro-batch loss (a scalar mean, or a 1-D per-sample vector)', lossFn);
     }
@@ -143,22 +157,48 @@ export class GradientAccumulator {
    *   the micro-batch as one unit.
    */
   addGradients(grads: tf.NamedTensorMap, sampleCount: number | null = null): StepResult {
-    this.checkAlive();
+    this.checkAlive('addGradients');
     if (grads === null || typeof grads !== 'object') {
       throw argumentError(OWNER, 'grads', 'a map from variable name to gradient tensor', grads);
     }
     if (sampleCount !== null && !isPositiveInteger(sampleCount)) {
       throw argumentError(OWNER, 'sampleCount', 'a positive integer (the micro-batch size), or null', sampleCount);
     }
-    const handed = this.varList ?? Object.keys(grads).map((name, i) => {
-      const v = tf.engine().registeredVariables[name];
-      if (v === undefined) throw argumentError(OWNER, `grads (key ${i})`, 'keyed by names of registered variables', verbatim(`"${name}"`));
-      return v;
-    });
-    const gradients = handed.map((v) => grads[v.name] ?? null);
+    const { handed, gradients } = externalGradients(OWNER, grads, this.varList);
     const perSample = this.averaging === 'per-sample' && sampleCount !== null;
     const counted: LossCount = perSample ? { count: sampleCount, unit: 'samples', weight: sampleCount } : { count: 1, unit: 'micro-batches', weight: 1 };
     return this.accumulate(handed, gradients, null, counted);
+  }
+
+  /**
+   * Adds gradients already summed elsewhere (e.g. by worker threads) over `args.microBatches`
+   * micro-batches as they are, and `args.count` to the window's divisor: exact, with no
+   * `sums / count` round trip, and fractional counts allowed. The window counts the
+   * micro-batches; when it is full the update runs, as in `step`. Validate-then-commit: on any
+   * error nothing has changed. The sums are not disposed. See {@link GradientSumsArgs}.
+   */
+  addGradientSums(sums: tf.NamedTensorMap, args: GradientSumsArgs): StepResult {
+    this.checkAlive('addGradientSums');
+    const known = new Map((this.varList ?? []).map((v) => [v.name, v]));
+    const resolve = (name: string) => (this.varList === null ? tf.engine().registeredVariables[name] ?? null : known.get(name) ?? null);
+    const c = checkGradientSums(`${OWNER}.addGradientSums`, sums, args, this.averaging, resolve);
+    this.checkRoom(`${OWNER}.addGradientSums`, 'args.microBatches', c.microBatches);
+    return this.accumulate(c.handed, c.gradients, null, { count: c.count, unit: c.unit, weight: 1, microBatches: c.microBatches, lossSum: c.lossSum });
+  }
+
+  /**
+   * Records micro-batches whose loss or gradient was found non-finite elsewhere (and left out of
+   * any sums), under the `nonFinite` policy, as `step` would have: `"error"` throws
+   * `NonFiniteGradientError` and changes nothing; the skip policies count them.
+   */
+  addNonFinite(microBatches: number, loss = Number.NaN): StepResult {
+    this.checkAlive('addNonFinite');
+    if (!isPositiveInteger(microBatches)) throw argumentError(`${OWNER}.addNonFinite`, 'microBatches', 'a positive integer', microBatches);
+    if (this.nonFinite === 'skip-window') this.checkRoom(`${OWNER}.addNonFinite`, 'microBatches', microBatches);
+    const windowSize = this.windowSize;
+    const { core, skipped } = applyNonFinitePolicy(OWNER, this.nonFinite, this.core, windowSize, loss, microBatches);
+    this.core = core.window.microBatches >= windowSize ? closedCore(core, 'dropped') : core;
+    return this.result({ loss, sampleCount: 0, window: core.window, skipped, applied: false, gradientNorm: null, windowSize });
   }
 
   /**
@@ -166,17 +206,10 @@ export class GradientAccumulator {
    * with the loss), and then commits the micro-batch, applying the window when it is full.
    * Nothing is committed before the update succeeded.
    */
-  private accumulate(handed: tf.Variable[], gradients: (tf.Tensor | null)[], meanLoss: tf.Scalar | null, counted: LossCount, count: tf.Scalar | null = null): StepResult {
-    if (this.swapped) throw new Error(`${OWNER}: the weights hold their EMA (inside withAveragedWeights); train only after it returns.`);
+  private accumulate(handed: tf.Variable[], gradients: (tf.Tensor | null)[], meanLoss: tf.Scalar | null, counted: Counted, count: tf.Scalar | null = null): StepResult {
+    this.averages.refuseInside('a micro-step (step, addGradients, addGradientSums)');
     const before = this.core;
-    // Samples and counts from lossFn both count items and may mix; micro-batch units may not.
-    if (before.window.unit !== null && before.window.unit !== counted.unit && (before.window.unit === 'micro-batches' || counted.unit === 'micro-batches')) {
-      throw new Error(
-        `${OWNER}: every micro-batch of a window must report its size the same way under "per-sample" ` +
-          `averaging; this window counted ${before.window.unit} but this micro-step gives ${counted.unit}. ` +
-          'Always return a 1-D per-sample loss or pass sampleCount, or never do.',
-      );
-    }
+    checkUnit(OWNER, before.window, counted.unit);
     if (gradients.every((g) => g === null)) {
       throw argumentError(OWNER, 'the micro-batch gradient', 'non-empty: at least one trained variable must receive a gradient', verbatim('no gradient for any variable'));
     }
@@ -186,32 +219,26 @@ export class GradientAccumulator {
     const [readLoss, nonFinite, readCount] = check.dataSync();
     check.dispose();
     const loss = meanLoss === null ? Number.NaN : readLoss;
-    if (count !== null) {
-      if (readCount < 0) {
-        tf.dispose(sums.filter((s): s is tf.Tensor => s !== null));
-        throw argumentError(OWNER, 'lossFn', 'a function whose { loss, count } has a count ≥ 0', readCount);
-      }
-      counted = { ...counted, count: readCount };
-    }
+    if (count !== null) counted = { ...counted, count: readCount };
     const owned = sums.filter((s): s is tf.Tensor => s !== null);
+    const micro = counted.microBatches ?? 1;
     try {
-      // A micro-batch counting 0 (all tokens masked) has a loss of 0/0 but adds nothing: not a fault.
-      const lossFinite = meanLoss === null || Number.isFinite(loss) || (count !== null && readCount === 0 && Number.isFinite(readCount));
-      if (nonFinite !== 0 || !lossFinite || !Number.isFinite(counted.count)) {
-        const { core, skipped } = applyNonFinitePolicy(OWNER, this.nonFinite, before, windowSize, loss);
+      if (!isMicroBatchFinite(OWNER, { loss: meanLoss === null ? null : loss, probe: nonFinite, count: counted.count, countFromLoss: count !== null })) {
+        const { core, skipped } = applyNonFinitePolicy(OWNER, this.nonFinite, before, windowSize, loss, micro);
         const full = core.window.microBatches >= windowSize;
         this.core = full ? closedCore(core, 'dropped') : core;
         return this.result({ loss, sampleCount: counted.count, window: core.window, skipped, applied: false, gradientNorm: null, windowSize });
       }
       const next = copyCore(before);
-      next.counters.microStep += 1;
+      next.counters.microStep += micro;
       const w = next.window;
       w.size = windowSize;
       w.unit = w.unit === 'counts' ? 'counts' : counted.unit;
-      w.microBatches += 1;
+      w.microBatches += micro;
       w.weight += counted.count;
       w.touched = order.filter((_, i) => sums[i] !== null).map((v) => v.name);
-      w.lossSum = meanLoss === null || w.lossSum === null ? null : counted.count === 0 ? w.lossSum : w.lossSum + loss * counted.count;
+      const lossSum = counted.lossSum !== undefined ? counted.lossSum : meanLoss === null ? null : counted.count === 0 ? 0 : loss * counted.count;
+      w.lossSum = lossSum === null || w.lossSum === null ? null : w.lossSum + lossSum;
       if (w.microBatches < windowSize) {
         this.commitSums(order, sums);
         this.core = next;
@@ -233,7 +260,7 @@ export class GradientAccumulator {
         if (accumulator === null) accumulator = tf.variable(sum, false);
         else accumulator.assign(sum);
       }
-      return { variable, accumulator, ema: this.slots[i]?.ema ?? (this.options.ema === null ? null : tf.variable(variable, false)) };
+      return { variable, accumulator, ema: this.slots[i]?.ema ?? null };
     });
   }
 
@@ -250,17 +277,11 @@ export class GradientAccumulator {
     }
     const { skipLargeUpdates: skip, ema, weightDecay } = this.options;
     const { rate, maxNorm } = updateSettings(OWNER, this.options, next);
-    // EMA shadows of variables seen for the first time start from their weights now.
-    const fresh: tf.Variable[] = [];
-    const shadows = ema === null ? null : order.map((v, i) => this.slots[i]?.ema ?? fresh[fresh.push(tf.variable(v, false)) - 1]);
-    let outcome: { applied: boolean; gradientNorm: number | null };
-    try {
-      outcome = applyWindow({ optimizer: this.optimizer, variables: order, sums, weight: w.weight, clipNorm: this.clipNorm, maxNorm, measureNorm: skip !== null, learningRate: rate, weightDecay, ema: ema === null ? null : { decay: ema.decay, shadows: shadows as tf.Variable[] }, owner: OWNER });
-    } catch (error) {
-      tf.dispose(fresh);
-      throw error;
-    }
-    this.slots = order.map((variable, i) => ({ variable, accumulator: this.slots[i]?.accumulator ?? null, ema: shadows?.[i] ?? null }));
+    const shadows = order.map((_, i) => this.slots[i]?.ema ?? null);
+    const outcome = applyWindow({ optimizer: this.optimizer, variables: order, sums, weight: w.weight, clipNorm: this.clipNorm, maxNorm, measureNorm: skip !== null, learningRate: rate, weightDecay, ema: ema === null ? null : { decay: ema.decay, shadows }, owner: OWNER });
+    // Averages missing so far start from the weights after this update (see ema.ts).
+    const averages = ema !== null && outcome.applied ? startAverages(order, shadows) : shadows;
+    this.slots = order.map((variable, i) => ({ variable, accumulator: this.slots[i]?.accumulator ?? null, ema: averages[i] }));
     if (!outcome.applied) {
       this.core = closedCore(next, 'too-large');
       return { applied: false, skipped: 'large-update', gradientNorm: outcome.gradientNorm };
@@ -275,7 +296,7 @@ export class GradientAccumulator {
    * are not lost or carried over. Does nothing on an empty window.
    */
   flush(): UpdateResult {
-    this.checkAlive();
+    this.checkAlive('flush');
     const w = this.core.window;
     const windowLoss = w.lossSum === null || w.weight === 0 ? null : w.lossSum / w.weight;
     const result = (r: { applied: boolean; skipped: 'window' | 'large-update' | null; gradientNorm: number | null }): UpdateResult => ({
@@ -286,7 +307,7 @@ export class GradientAccumulator {
       loss: r.applied ? windowLoss : null,
     });
     if (w.microBatches === 0) return result({ applied: false, skipped: null, gradientNorm: null });
-    if (this.swapped) throw new Error(`${OWNER}: the weights hold their EMA (inside withAveragedWeights); flush only after it returns.`);
+    this.averages.refuseInside('flush');
     const touched = new Set(w.touched);
     const sums = this.slots.map((s) => (touched.has(s.variable.name) ? s.accumulator : null));
     return result(this.closeWindow(this.slots.map((s) => s.variable), sums, this.core));
@@ -297,7 +318,7 @@ export class GradientAccumulator {
    * the next epoch) and advances the epoch counter that epoch schedules read.
    */
   endEpoch(options?: { flush?: boolean }): UpdateResult | null {
-    this.checkAlive();
+    this.checkAlive('endEpoch');
     const { flush } = checkOptions<{ flush?: boolean }>(`${OWNER}.endEpoch`, 'options', options, ['flush']);
     if (flush !== undefined && typeof flush !== 'boolean') throw argumentError(`${OWNER}.endEpoch`, 'flush', 'true, false or left out', flush);
     const result = flush === false ? null : this.flush();
@@ -310,13 +331,21 @@ export class GradientAccumulator {
   /**
    * A JSON-serializable snapshot of everything needed to resume mid-window: the accumulators
    * keyed by variable name, the counters, the open window and (by default) the wrapped
-   * optimizer's own weights. Save the model's weights separately.
+   * optimizer's own weights. Save the model's weights separately (inside `withAveragedWeights`
+   * they hold the averages; the state holds the true averages either way).
+   *
+   * The snapshot is taken when it is called: a `step` before the promise settles does not reach
+   * it. Only an optimizer that is not built into tfjs is read later, through its own async
+   * `getWeights`; until then calls that change the accumulator are refused by name.
    */
   async getState(options?: { includeOptimizer?: boolean }): Promise<AccumulatorState> {
-    this.checkAlive();
+    // Everything up to the first await runs at the call: the snapshot is taken there.
+    this.checkAlive('getState');
     const { includeOptimizer } = checkOptions<{ includeOptimizer?: boolean }>(`${OWNER}.getState`, 'options', options, ['includeOptimizer']);
-    const tensors = await serializeTensors(this.slots, this.core.window.touched, includeOptimizer === false ? null : this.optimizer, this.options.ema !== null);
-    return { format: ACCUMULATOR_STATE_FORMAT, averaging: this.averaging, ...copyCore(this.core), ...tensors };
+    const core = copyCore(this.core);
+    const captured = captureTensors(this.slots, core.window.touched, includeOptimizer === false ? null : this.optimizer, this.options.ema === null ? null : { swapped: this.averages.swapped });
+    const read = async (): Promise<AccumulatorState> => ({ format: ACCUMULATOR_STATE_FORMAT, averaging: this.averaging, ...core, ...(await readCaptured(captured)) });
+    return captured.pendingRead ? this.guard.during('getState', read) : read();
   }
 
   /**
@@ -326,19 +355,24 @@ export class GradientAccumulator {
    * this accumulator, its optimizer and the tensor count as they were.
    */
   async setState(state: AccumulatorState, args?: SetStateArgs): Promise<void> {
-    this.checkAlive();
+    this.checkAlive('setState');
     const owner = `${OWNER}.setState`;
+    this.averages.refuseInside('setState');
     const { matchBy = 'name', includeOptimizer } = checkOptions<SetStateArgs>(owner, 'args', args, ['matchBy', 'includeOptimizer']);
     if (matchBy !== 'name' && matchBy !== 'order') throw argumentError(owner, 'matchBy', '"name" or "order"', matchBy);
-    const checked = checkState(owner, state, this.averaging);
+    return this.guard.during('setState', () => this.restore(owner, checkState(owner, state, this.averaging), matchBy, includeOptimizer !== false));
+  }
+
+  /** setState's checks on tensors and its commit, while the guard refuses other changes. */
+  private async restore(owner: string, checked: AccumulatorState, matchBy: 'name' | 'order', includeOptimizer: boolean): Promise<void> {
     const plan = await planRestore(owner, checked, {
       matchBy,
       known: this.slots.map((s) => s.variable),
       candidates: this.varList ?? defaultVarList(OWNER),
-      optimizer: includeOptimizer === false ? null : this.optimizer,
+      optimizer: includeOptimizer ? this.optimizer : null,
       withEma: this.options.ema !== null,
     });
-    // All checks passed: commit. The optimizer first (its only await), restored if it throws.
+    // All checks passed: commit. The optimizer first (an await only for a custom one), restored if it throws.
     await plan.commitOptimizer();
     this.slots = commitSlots(this.slots, plan);
     this.core = {
@@ -354,19 +388,25 @@ export class GradientAccumulator {
    * Variables never updated yet are their own average.
    */
   async withAveragedWeights<T>(fn: () => T | Promise<T>): Promise<T> {
-    this.checkAlive();
-    if (this.options.ema === null) throw argumentError(OWNER, 'ema', 'set (e.g. { decay: 0.999 }) to evaluate with averaged weights', undefined);
-    if (this.swapped) throw new Error(`${OWNER}: withAveragedWeights is already running; nest nothing inside it.`);
-    const swap = () => {
-      swapAverages(this.slots);
-      this.swapped = !this.swapped;
-    };
-    swap();
-    try {
-      return await fn();
-    } finally {
-      swap();
-    }
+    this.checkAverages('withAveragedWeights');
+    return this.averages.during(fn);
+  }
+
+  /**
+   * Writes the averages into the weights for good, as Keras's `finalize_variable_values` does at
+   * the end of `fit`: afterwards the model holds the EMA (for saving or serving), and the
+   * averages go on from there if training continues. Variables never updated stay as they are.
+   */
+  finalizeAveragedWeights(): void {
+    this.checkAverages('finalizeAveragedWeights');
+    finalizeAverages(this.slots);
+  }
+
+  /** Refuses an EMA call without `ema`, or inside `withAveragedWeights`. */
+  private checkAverages(call: string): void {
+    this.checkAlive(call);
+    if (this.options.ema === null) throw argumentError(`${OWNER}.${call}`, 'ema', 'set (e.g. { decay: 0.999 }) to use averaged weights', undefined);
+    this.averages.refuseInside(call);
   }
 
   /**
@@ -378,6 +418,9 @@ export class GradientAccumulator {
   dispose(options?: { keepOptimizer?: boolean }): void {
     const { keepOptimizer } = checkOptions<{ keepOptimizer?: boolean }>(`${OWNER}.dispose`, 'options', options, ['keepOptimizer']);
     if (this.disposed) return;
+    this.guard.check('dispose');
+    // Inside withAveragedWeights: the model gets its trained weights back first.
+    this.averages.swapBack();
     tf.dispose(this.slots.flatMap((s) => [s.accumulator, s.ema]).filter((a): a is tf.Variable => a !== null));
     this.slots = [];
     if (keepOptimizer !== true) releaseOptimizer(this.optimizer);
@@ -390,34 +433,19 @@ export class GradientAccumulator {
   }
 
   /** A micro-step's result, from what it did and the (just committed) counters. */
-  private result(r: {
-    loss: number;
-    sampleCount: number;
-    window: OpenWindow;
-    skipped: 'micro-batch' | 'window' | 'large-update' | null;
-    applied: boolean;
-    gradientNorm: number | null;
-    windowSize: number;
-  }): StepResult {
-    const { counters } = this.core;
-    const { loss, sampleCount, window } = r;
-    return {
-      loss,
-      windowLoss: window.lossSum === null || window.weight === 0 ? null : window.lossSum / window.weight,
-      sampleCount,
-      applied: r.applied,
-      skipped: r.skipped,
-      microStep: counters.microStep,
-      updateStep: counters.updateStep,
-      epoch: counters.epoch,
-      windowPosition: window.microBatches,
-      accumulationSteps: r.windowSize,
-      gradientNorm: r.gradientNorm,
-    };
+  private result(r: MicroStepOutcome): StepResult {
+    return stepResult(this.core.counters, r);
   }
 
-  private checkAlive(): void {
+  /** Refuses a contribution of more micro-batches than the open window still takes (it cannot span two windows). */
+  private checkRoom(owner: string, parameter: string, microBatches: number): void {
+    const room = this.windowSize - this.core.window.microBatches;
+    if (microBatches > room) throw argumentError(owner, parameter, `at most ${room}, the micro-batches the open window still takes`, microBatches);
+  }
+
+  private checkAlive(call: string): void {
     if (this.disposed) throw new Error(`${OWNER}: this accumulator was disposed; create a new one.`);
     checkOptimizerAlive(OWNER, this.optimizer);
+    this.guard.check(call);
   }
 }

@@ -92,7 +92,7 @@ export interface LossCount {
  * counts its length, a scalar mean with `sampleCount` counts that many samples (its objective is
  * scaled by it), and a scalar alone counts as one unit.
  */
-export function countLoss(owner: string, averaging: Averaging, loss: unknown, sampleCount: number | undefined): LossCount {
+export function countLoss(owner: string, averaging: Averaging, loss: unknown, sampleCount: number | undefined, scalarSamples?: number): LossCount {
   const returned = () => verbatim(`a function that returned ${describe(loss)}`);
   if (isCountedLoss(loss)) {
     if (averaging !== 'per-sample') throw argumentError(owner, 'lossFn', 'a function that returns a scalar mean loss under "per-micro-batch" averaging ({ loss, count } needs "per-sample")', verbatim('a function that returned { loss, count }'));
@@ -124,7 +124,8 @@ export function countLoss(owner: string, averaging: Averaging, loss: unknown, sa
     return { count: loss.size, unit: 'samples', weight: 1 };
   }
   if (loss.rank !== 0) throw argumentError(owner, 'lossFn', 'a function that returns a scalar mean loss or a 1-D per-sample loss', returned());
-  if (sampleCount !== undefined) return { count: sampleCount, unit: 'samples', weight: sampleCount };
+  const samples = sampleCount ?? scalarSamples;
+  if (samples !== undefined) return { count: samples, unit: 'samples', weight: samples };
   return { count: 1, unit: 'micro-batches', weight: 1 };
 }
 
@@ -133,6 +134,10 @@ export function countLoss(owner: string, averaging: Averaging, loss: unknown, sa
  * `handed` (null where none), its mean loss (for logs and the finiteness check), how it counts,
  * and, for `{ loss, count }`, the count tensor (kept; the caller disposes it with the rest).
  * Nothing is left behind when `lossFn` throws.
+ *
+ * @param scalarSamples The samples a scalar mean loss counts for under `"per-sample"` when
+ *   `sampleCount` is left out (a worker of the parallel trainer knows its micro-batch's size,
+ *   but not which form its loss returns); a 1-D or `{ loss, count }` loss ignores it.
  */
 export function microBatchGradients(
   owner: string,
@@ -140,13 +145,14 @@ export function microBatchGradients(
   lossFn: () => tf.Tensor | CountedLoss,
   handed: tf.Variable[],
   sampleCount: number | undefined,
+  scalarSamples?: number,
 ): { gradients: (tf.Tensor | null)[]; meanLoss: tf.Scalar; counted: LossCount; count: tf.Scalar | null } {
   let counted: LossCount = { count: 1, unit: 'micro-batches', weight: 1 };
   let count: tf.Scalar | null = null;
   const computed = () => tidy(() => {
     const { value, gradients } = safeVariableGrads(owner, () => {
       const loss = lossFn();
-      counted = countLoss(owner, averaging, loss, sampleCount);
+      counted = countLoss(owner, averaging, loss, sampleCount, scalarSamples);
       if (isCountedLoss(loss)) {
         // Kept past variableGrads' forward tidy, read with the loss in the one host read.
         count = tf.keep(tf.cast(loss.count, 'float32')) as tf.Scalar;

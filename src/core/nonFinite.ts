@@ -1,3 +1,4 @@
+import { argumentError } from './errors';
 import { AccumulatorCore, copyCore } from './state';
 
 /**
@@ -27,6 +28,8 @@ export class NonFiniteGradientError extends Error {
  *
  * @param windowSize The size the window has (or gets, if this is its first micro-step).
  * @param loss The micro-batch's loss as read, for the message.
+ * @param microBatches How many micro-batches the non-finite values came from (more than one for
+ *   a contribution reduced elsewhere, see `addGradientSums` and `addNonFinite`).
  */
 export function applyNonFinitePolicy(
   owner: string,
@@ -34,20 +37,36 @@ export function applyNonFinitePolicy(
   core: AccumulatorCore,
   windowSize: number,
   loss: number,
+  microBatches = 1,
 ): { core: AccumulatorCore; skipped: 'micro-batch' | 'window' } {
   if (policy === 'error') {
+    const first = core.counters.microStep + 1;
+    const which = microBatches === 1 ? `micro-step ${first}` : `micro-steps ${first}–${first + microBatches - 1}`;
     throw new NonFiniteGradientError(
-      `${owner}: micro-step ${core.counters.microStep + 1} produced a non-finite loss or gradient (loss = ${loss}). ` +
+      `${owner}: ${which} produced a non-finite loss or gradient (loss = ${loss}). ` +
         'Weights, accumulators and counters are unchanged. Pass nonFinite: "skip-micro-batch" or "skip-window" to skip such micro-batches instead.',
     );
   }
   const next = copyCore(core);
-  next.counters.microStep += 1;
-  next.counters.skippedMicroBatches += 1;
+  next.counters.microStep += microBatches;
+  next.counters.skippedMicroBatches += microBatches;
   if (policy === 'skip-micro-batch') return { core: next, skipped: 'micro-batch' };
   // "skip-window": the micro-batch counts towards the window's length, and poisons it.
   next.window.size = windowSize;
-  next.window.microBatches += 1;
+  next.window.microBatches += microBatches;
   next.window.poisoned = true;
   return { core: next, skipped: 'window' };
+}
+
+/**
+ * Whether a micro-batch's one host read is finite: its loss (when known), the non-finite probe of
+ * its sums, and the count a `{ loss, count }` returned. A micro-batch counting 0 (all tokens
+ * masked) has a loss of 0/0 but adds nothing: not a fault. A negative count is a bad loss, not a
+ * non-finite one: it throws a named error.
+ */
+export function isMicroBatchFinite(owner: string, read: { loss: number | null; probe: number; count: number; countFromLoss: boolean }, parameter = 'lossFn'): boolean {
+  const { loss, probe, count, countFromLoss } = read;
+  if (countFromLoss && count < 0) throw argumentError(owner, parameter, 'a function whose { loss, count } has a count ≥ 0', count);
+  const lossFinite = loss === null || Number.isFinite(loss) || (countFromLoss && count === 0);
+  return probe === 0 && lossFinite && Number.isFinite(count);
 }

@@ -16,10 +16,12 @@ export type AccumulationSchedule = (progress: TrainingProgress) => number;
 
 /**
  * A schedule that changes `accumulationSteps` at given epochs: `epochSchedule({ 0: 8, 4: 4 })`
- * accumulates 8 micro-batches per update in epochs 0-3 and 4 from epoch 4 on.
+ * accumulates 8 micro-batches per update in epochs 0-3 and 4 from epoch 4 on. Epochs before the
+ * first key accumulate nothing (factor 1), as in Lightning's `GradientAccumulationScheduler`:
+ * `epochSchedule({ 1: 2, 3: 4 })` is 1 in epoch 0, 2 in epochs 1-2 and 4 from epoch 3 on.
  *
- * @param table Maps a starting epoch to the `accumulationSteps` used from that epoch on. It must
- *   contain epoch 0, and every value must be a positive integer.
+ * @param table Maps a starting epoch to the `accumulationSteps` used from that epoch on: at
+ *   least one entry, whole epochs ≥ 0 as keys, positive integers as values.
  */
 export function epochSchedule(table: Record<number, number>): AccumulationSchedule {
   const owner = 'epochSchedule';
@@ -35,9 +37,11 @@ export function epochSchedule(table: Record<number, number>): AccumulationSchedu
       throw argumentError(owner, `table[${epoch}]`, 'a positive integer (1, 2, 3, …)', steps);
     }
   }
-  if (!entries.some(([epoch]) => epoch === 0)) {
-    throw argumentError(owner, 'table', 'an object with an entry for epoch 0', table);
+  if (entries.length === 0) {
+    throw argumentError(owner, 'table', 'an object with at least one entry { epoch: accumulationSteps }, e.g. { 0: 8, 4: 4 }', verbatim('an empty object'));
   }
+  // Note: as Lightning does, a table without epoch 0 starts with factor 1 (no accumulation).
+  if (!entries.some(([epoch]) => epoch === 0)) entries.push([0, 1]);
   const sorted = entries.sort((a, b) => a[0] - b[0]);
   const schedule: AccumulationSchedule = ({ epoch }) => {
     let steps = sorted[0][1];

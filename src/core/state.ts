@@ -78,8 +78,17 @@ export interface AccumulatorState extends AccumulatorCore {
   accumulators: SerializedTensor[];
   /** The wrapped optimizer's `getWeights()`, or null when it was left out. */
   optimizer: SerializedTensor[] | null;
-  /** The EMA of each variable in `accumulators`' order, or null without EMA. */
-  ema?: SerializedTensor[] | null;
+  /**
+   * Running scalars of a built-in tfjs optimizer that `getWeights` leaves out (Adam's `accBeta1`
+   * and `accBeta2`, Adamax's `iteration` and `accBeta1`), so that a resume is bit for bit; null
+   * or absent for other optimizers and older states (then derived from the iteration count).
+   */
+  optimizerInternals?: SerializedTensor[] | null;
+  /**
+   * The EMA of each variable in `accumulators`' order, or null without EMA. An entry is null
+   * while its variable has no average yet (before the first applied update that includes it).
+   */
+  ema?: (SerializedTensor | null)[] | null;
 }
 
 /** Options of `GradientAccumulator.setState`. */
@@ -93,6 +102,20 @@ export interface SetStateArgs {
   matchBy?: 'name' | 'order';
   /** Also restore the wrapped optimizer's weights when the state has them. Default true. */
   includeOptimizer?: boolean;
+}
+
+/**
+ * Refuses a micro-step whose unit cannot join the open window: samples and counts from `lossFn`
+ * both count items and may mix; micro-batch units may not mix with either.
+ */
+export function checkUnit(owner: string, window: OpenWindow, unit: Unit): void {
+  if (window.unit !== null && window.unit !== unit && (window.unit === 'micro-batches' || unit === 'micro-batches')) {
+    throw new Error(
+      `${owner}: every micro-batch of a window must report its size the same way under "per-sample" ` +
+        `averaging; this window counted ${window.unit} but this micro-step gives ${unit}. ` +
+        'Always return a 1-D per-sample loss or pass sampleCount, or never do.',
+    );
+  }
 }
 
 /** A fresh window. */
@@ -158,8 +181,11 @@ export function checkState(owner: string, state: unknown, averaging: Averaging):
   };
   const accumulators = tensors('accumulators') as SerializedTensor[];
   const optimizer = tensors('optimizer');
-  const ema = s.ema === undefined || s.ema === null ? null : (s.ema as unknown[]).map ? (s.ema as unknown[]).map((t, i) => checkTensor(owner, `state.ema[${i}]`, t)) : null;
-  if (s.ema !== undefined && s.ema !== null && !Array.isArray(s.ema)) throw argumentError(owner, 'state.ema', 'an array of { name, shape, dtype, values }, or null', s.ema);
+  if (s.ema !== undefined && s.ema !== null && !Array.isArray(s.ema)) throw argumentError(owner, 'state.ema', 'an array of { name, shape, dtype, values } (or null entries), or null', s.ema);
+  const ema = s.ema === undefined || s.ema === null ? null : (s.ema as unknown[]).map((t, i) => (t === null ? null : checkTensor(owner, `state.ema[${i}]`, t)));
+  const internals = s.optimizerInternals;
+  if (internals !== undefined && internals !== null && !Array.isArray(internals)) throw argumentError(owner, 'state.optimizerInternals', 'an array of { name, shape, dtype, values }, or null', internals);
+  const optimizerInternals = internals == null ? null : (internals as unknown[]).map((t, i) => checkTensor(owner, `state.optimizerInternals[${i}]`, t));
   const names = accumulators.map((a) => a.name);
   if (new Set(names).size !== names.length) throw argumentError(owner, 'state.accumulators', 'one entry per variable', verbatim('a variable listed twice'));
 
@@ -192,7 +218,7 @@ export function checkState(owner: string, state: unknown, averaging: Averaging):
     lossSum: v1 ? null : (w.lossSum as number | null),
   };
   checkWindow(owner, window, names, counters);
-  return { format: ACCUMULATOR_STATE_FORMAT, averaging, counters, window, recentNorms: [...recentNorms], accumulators, optimizer, ema };
+  return { format: ACCUMULATOR_STATE_FORMAT, averaging, counters, window, recentNorms: [...recentNorms], accumulators, optimizer, optimizerInternals, ema };
 }
 
 function checkTensor(owner: string, where: string, t: unknown): SerializedTensor {

@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { argumentError, verbatim } from './errors';
 import { snapshotOptimizer } from './optimizerSnapshot';
+import { captureOptimizer, internalNames, slotSuffixes, writeOptimizer } from './optimizerWeights';
 import { AccumulatorState, SerializedTensor, renameOptimizerWeight } from './state';
 
 /**
@@ -9,35 +10,20 @@ import { AccumulatorState, SerializedTensor, renameOptimizerWeight } from './sta
  * fail half-way. The layout half (counters, window, value types) is `checkState` in state.ts.
  */
 
-/** Reads a tensor (or zeros of `shape` when it does not exist yet) into its JSON form. */
-export async function readTensor(name: string, tensor: tf.Tensor | null, shape: number[], dtype: string = 'float32'): Promise<SerializedTensor> {
-  const size = shape.reduce((a, b) => a * b, 1);
-  const values = tensor === null ? new Array<number>(size).fill(0) : Array.from((await tensor.data()) as ArrayLike<number>);
-  return { name, shape: [...shape], dtype, values };
-}
-
-/** The slot suffixes each tfjs optimizer writes (`<variable>/<suffix>`), by class name. */
-const SLOT_SUFFIXES: Record<string, string[]> = {
-  SGD: [],
-  Momentum: ['momentum'],
-  Adam: ['m', 'v'],
-  Adamax: ['m', 'v'],
-  RMSProp: ['rms', 'momentum', 'mg'],
-  Adagrad: ['accumulator'],
-  Adadelta: ['accum_grad', 'accum_var'],
-};
-
 export interface RestorePlan {
   /** The variables, in the saved order. */
   variables: tf.Variable[];
   /** Their saved accumulators, in the same order. */
   accumulators: SerializedTensor[];
-  /** Their saved EMA, in the same order; null when not restored. */
-  ema: SerializedTensor[] | null;
+  /** Their saved EMA, in the same order (null entries: no average yet); null when not restored. */
+  ema: (SerializedTensor | null)[] | null;
   /** Saved variable name → live variable name. */
   rename: Map<string, string>;
-  /** Writes the optimizer's weights (a no-op when they are not restored); undoes itself if it throws. */
-  commitOptimizer(): Promise<void>;
+  /**
+   * Writes the optimizer's weights (a no-op when they are not restored). Synchronous for a
+   * built-in tfjs optimizer; another one goes through its own async `setWeights`, undone if it throws.
+   */
+  commitOptimizer(): void | Promise<void>;
 }
 
 const sameShape = (a: readonly number[], b: readonly number[]) => a.length === b.length && a.every((d, i) => d === b[i]);
@@ -78,17 +64,21 @@ export async function planRestore(
   if (ema !== null) {
     if (ema.length !== variables.length) throw argumentError(owner, 'state.ema', `one entry per variable (${variables.length})`, verbatim(`${ema.length} entries`));
     ema.forEach((e, i) => {
-      if (!sameShape(e.shape, variables[i].shape) || e.dtype !== 'float32') {
+      if (e !== null && (!sameShape(e.shape, variables[i].shape) || e.dtype !== 'float32')) {
         throw argumentError(owner, `state.ema[${i}] ("${e.name}")`, `float32 of shape ${shapeText(variables[i].shape)}, the shape of variable "${variables[i].name}"`, verbatim(`${e.dtype} of shape ${shapeText(e.shape)}`));
       }
     });
   }
   const optimizer = where.optimizer;
   const saved = state.optimizer;
-  if (optimizer === null || saved === null) return { variables, accumulators: entries, ema, rename, commitOptimizer: async () => {} };
+  if (optimizer === null || saved === null) return { variables, accumulators: entries, ema, rename, commitOptimizer: () => {} };
 
   const weights = saved.map((s) => ({ ...s, name: renameOptimizerWeight(s.name, rename) }));
   await checkOptimizerWeights(owner, optimizer, weights, variables);
+  const internals = checkInternals(owner, optimizer, state.optimizerInternals ?? null);
+  if (slotSuffixes(optimizer) !== undefined) {
+    return { variables, accumulators: entries, ema, rename, commitOptimizer: () => writeOptimizer(optimizer, weights, internals) };
+  }
   return {
     variables,
     accumulators: entries,
@@ -125,7 +115,7 @@ export async function planRestore(
 async function checkOptimizerWeights(owner: string, optimizer: tf.Optimizer, weights: SerializedTensor[], variables: tf.Variable[]): Promise<void> {
   const at = (i: number) => `state.optimizer[${i}] ("${weights[i].name}")`;
   const byName = new Map(variables.map((v) => [v.name, v]));
-  const suffixes = SLOT_SUFFIXES[optimizer.getClassName()];
+  const suffixes = slotSuffixes(optimizer);
   const groups = new Map<string, string[]>();
   weights.forEach((w, i) => {
     if (w.name === 'iter') {
@@ -151,13 +141,42 @@ async function checkOptimizerWeights(owner: string, optimizer: tf.Optimizer, wei
       throw argumentError(owner, 'state.optimizer', `"/${suffix}" slots in the variables' order (${variables.map((v) => `"${v.name}"`).join(', ')})`, verbatim(`the order ${names.map((n) => `"${n}"`).join(', ')}`));
     }
   }
-  const current = await optimizer.getWeights();
+  if (suffixes !== undefined) {
+    // A built-in optimizer is written field by field: every slot kind lists the same variables, kind after kind.
+    const kinds = weights.filter((w) => w.name !== 'iter').map((w) => suffixes.indexOf(w.name.slice(w.name.lastIndexOf('/') + 1)));
+    const counts = suffixes.map((s) => groups.get(s)?.length ?? 0);
+    if (counts.some((c) => c !== counts[0]) || kinds.some((k, i) => i > 0 && k < kinds[i - 1])) {
+      throw argumentError(owner, 'state.optimizer', `one slot of each kind (${suffixes.map((s) => `"/${s}"`).join(', ')}) per variable, kind after kind`, verbatim(`${counts.map((c, i) => `${c} "/${suffixes[i]}"`).join(', ')}`));
+    }
+  }
+  const captured = captureOptimizer(optimizer);
+  const current = captured === null ? await optimizer.getWeights() : captured.weights;
   const slots = current.filter((w) => w.name !== 'iter');
   const expected = weights.filter((w) => w.name !== 'iter');
-  for (const w of current) if (!(w.tensor instanceof tf.Variable)) w.tensor.dispose();
-  if (slots.length > 0 && (slots.length !== expected.length || slots.some((w, i) => w.name !== expected[i].name || !sameShape(w.tensor.shape, expected[i].shape)))) {
-    throw argumentError(owner, 'state.optimizer', `the slots this optimizer already has (${slots.map((w) => `"${w.name}" ${shapeText(w.tensor.shape)}`).join(', ')})`, verbatim(`${expected.length} slots: ${expected.slice(0, 4).map((w) => `"${w.name}" ${shapeText(w.shape)}`).join(', ')}${expected.length > 4 ? ', …' : ''}`));
+  const shapes = slots.map((w) => [...w.tensor.shape]);
+  if (captured === null) {
+    for (const w of current) if (!(w.tensor instanceof tf.Variable)) w.tensor.dispose();
+  } else {
+    tf.dispose([...captured.weights, ...captured.internals].map((w) => w.tensor));
   }
+  if (slots.length > 0 && (slots.length !== expected.length || slots.some((w, i) => w.name !== expected[i].name || !sameShape(shapes[i], expected[i].shape)))) {
+    throw argumentError(owner, 'state.optimizer', `the slots this optimizer already has (${slots.map((w, i) => `"${w.name}" ${shapeText(shapes[i])}`).join(', ')})`, verbatim(`${expected.length} slots: ${expected.slice(0, 4).map((w) => `"${w.name}" ${shapeText(w.shape)}`).join(', ')}${expected.length > 4 ? ', …' : ''}`));
+  }
+}
+
+/**
+ * Checks saved optimizer internals: for a built-in optimizer, exactly its running scalars, each a
+ * finite float32 scalar; absent or null is accepted (an older state: derived from the iteration
+ * count, as tfjs's setWeights does). Another optimizer has none.
+ */
+function checkInternals(owner: string, optimizer: tf.Optimizer, internals: SerializedTensor[] | null): SerializedTensor[] | null {
+  if (internals === null) return null;
+  const names = internalNames(optimizer) ?? [];
+  const got = internals.map((w) => w.name);
+  if (got.length !== names.length || names.some((n, i) => n !== got[i]) || internals.some((w) => w.shape.length !== 0 || w.dtype !== 'float32')) {
+    throw argumentError(owner, 'state.optimizerInternals', `the float32 scalars of a ${optimizer.getClassName()} optimizer (${names.length === 0 ? 'none' : names.map((n) => `"${n}"`).join(', ')}), or null; was the state saved with another optimizer?`, verbatim(`${got.length} entries${got.length === 0 ? '' : `: ${got.map((n) => `"${n}"`).join(', ')}`}`));
+  }
+  return internals;
 }
 
 /** A variable with its accumulator and EMA, as the accumulator keeps them. */
@@ -183,43 +202,11 @@ export function commitSlots(current: readonly RestoredSlot[], plan: RestorePlan)
     const old = previous.get(variable.name);
     previous.delete(variable.name);
     const accumulator = write(old?.accumulator ?? null, plan.accumulators[i].values, variable.shape);
-    const ema = plan.ema === null ? null : write(old?.ema ?? null, plan.ema[i].values, variable.shape);
-    if (plan.ema === null && old?.ema) old.ema.dispose();
+    const saved = plan.ema?.[i] ?? null;
+    const ema = saved === null ? null : write(old?.ema ?? null, saved.values, variable.shape);
+    if (saved === null && old?.ema) old.ema.dispose();
     return { variable, accumulator, ema };
   });
   tf.dispose([...previous.values()].flatMap((s) => [s.accumulator, s.ema]).filter((a): a is tf.Variable => a !== null));
   return slots;
-}
-
-/**
- * Reads the accumulators (zeros outside the window's touched variables: stale sums no one
- * reads), the optimizer's weights (when given) and the EMA (when kept) into JSON form.
- */
-export async function serializeTensors(
-  slots: readonly RestoredSlot[],
-  touchedNames: readonly string[],
-  optimizer: tf.Optimizer | null,
-  withEma: boolean,
-): Promise<{ accumulators: SerializedTensor[]; optimizer: SerializedTensor[] | null; ema: SerializedTensor[] | null }> {
-  const touched = new Set(touchedNames);
-  const accumulators: SerializedTensor[] = [];
-  for (const { variable, accumulator } of slots) {
-    accumulators.push(await readTensor(variable.name, touched.has(variable.name) ? accumulator : null, variable.shape));
-  }
-  let weights: SerializedTensor[] | null = null;
-  if (optimizer !== null) {
-    weights = [];
-    for (const w of await optimizer.getWeights()) {
-      weights.push(await readTensor(w.name, w.tensor, w.tensor.shape, w.tensor.dtype));
-      // getWeights hands out fresh tensors (the iteration count) beside the live slot Variables.
-      if (!(w.tensor instanceof tf.Variable)) w.tensor.dispose();
-    }
-  }
-  let ema: SerializedTensor[] | null = null;
-  if (withEma) {
-    ema = [];
-    // A variable whose shadow does not exist yet has never been updated: its EMA is itself.
-    for (const { variable, ema: shadow } of slots) ema.push(await readTensor(variable.name, shadow ?? variable, variable.shape));
-  }
-  return { accumulators, optimizer: weights, ema };
 }

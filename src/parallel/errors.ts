@@ -36,3 +36,12 @@ export class WorkerExitedError extends Error {
     super(message);
   }
 }
+
+/**
+ * `dispose()` was called while this call was waiting for the workers: its micro-batches were
+ * dropped with the workers, nothing was applied, and the accumulator is gone. Create a new one
+ * (from `getState()` saved earlier) to go on.
+ */
+export class AccumulatorDisposedError extends Error {
+  override name = 'AccumulatorDisposedError';
+}

@@ -1,29 +1,29 @@
 import * as tf from '@tensorflow/tfjs';
-import { argumentError } from '../core/errors';
-import { GradientAccumulator, NonFiniteGradientError, NonFinitePolicy } from '../core/gradientAccumulator';
-import { AccumulationSchedule, resolveAccumulationSteps } from '../core/schedule';
-import type { SetStateArgs } from '../core/state';
+import { checkOptions } from '../core/errors';
+import { GradientAccumulator, NonFinitePolicy, StepResult } from '../core/gradientAccumulator';
+import type { Averaging, SetStateArgs } from '../core/state';
 import { ParallelAccumulatorArgs, checkParallelArgs } from './args';
-import { WorkerExitedError, WorkerFailedError } from './errors';
+import { AccumulatorDisposedError, WorkerExitedError, WorkerFailedError } from './errors';
 import { checkMicroBatch, ParallelMicroBatch } from './microBatch';
-import { FromWorker, MicroBatchReport, PackedLayout, packedLayout, readWeights, sharedFloat32 } from './protocol';
+import { FromWorker, PackedLayout, PartSums, WorkerTiming, packedLayout, readWeights, sharedFloat32 } from './protocol';
 import type { ParallelStepResult, ParallelUpdateResult, RoundReport } from './results';
-import { Averaging, PARALLEL_STATE_FORMAT, ParallelAccumulatorState, ParallelCounters, ParallelWindow, checkParallelState } from './state';
-import { addSummedGradients } from './summedGradients';
+import { ParallelAccumulatorState, upgradeParallelState } from './state';
 import { WorkerPool } from './workerPool';
 
-// Length: about 430 lines, because the window protocol with the workers (hand out, collect, roll
-// back on a failed round, re-sync) is one state machine that reads best in one file; arguments,
-// results, state, transport and the worker pool are in files of their own.
 const OWNER = 'ParallelAccumulator';
+type Sums = Extract<FromWorker, { type: 'sums' }>;
 
 /**
- * Data-parallel gradient accumulation across worker threads: a window's micro-batches are spread
- * over W workers, each summing its gradients locally with no synchronization per micro-step;
- * when the window is full the main thread adds the W sums and counts and applies one update
- * through a `GradientAccumulator` (clipping, non-finite policy, optimizer), then shares the new
- * weights. The update equals the single-thread accumulator's over the same micro-batches, up to
- * float32 rounding of the order of the sums.
+ * Data-parallel gradient accumulation across worker threads, on the core `GradientAccumulator`:
+ * a window's micro-batches are spread over W workers, each summing its gradients locally with no
+ * synchronization per micro-step; when the window is full the main thread adds the W sums and
+ * counts and hands them to its `GradientAccumulator` with `addGradientSums`, which owns the one
+ * window, the counters, the state, the option checks, the update (clipping, schedules, weight
+ * decay, EMA, skipping large updates, the non-finite policy) and its rollback. Then it shares
+ * the new weights. The update equals the single-thread accumulator's over the same micro-batches,
+ * up to float32 rounding of the order of the sums.
+ *
+ * What is left here is transport: which worker holds which micro-batches not yet reduced.
  *
  * ```ts
  * const acc = await ParallelAccumulator.create({ model, optimizer: tf.train.sgd(0.1), accumulationSteps: 8, loss: 'softmaxCrossEntropy', workers: 2 });
@@ -33,8 +33,6 @@ const OWNER = 'ParallelAccumulator';
  * ```
  */
 export class ParallelAccumulator {
-  readonly averaging: Averaging;
-  readonly nonFinite: NonFinitePolicy;
   /** The backend each worker runs on. */
   readonly workerBackends: readonly string[];
   /** Notices from `selectBackend` in the workers. */
@@ -44,127 +42,106 @@ export class ParallelAccumulator {
   private readonly layout: PackedLayout;
   private readonly weightView: Float32Array;
   private readonly sumViews: Float32Array[];
-  private counters: ParallelCounters = { microStep: 0, updateStep: 0, epoch: 0, skippedMicroBatches: 0, skippedWindows: 0 };
-  private window: ParallelWindow;
-  private sums: Float32Array | null = null;
+  private readonly lastViews: Float32Array[];
   /** Micro-batches sent to workers and not yet reduced, per worker; their bytes; the next worker to use. */
   private round = { perWorker: [] as number[], dispatched: 0, bytes: 0, next: 0 };
-  private syncEvery: number | null = null;
   private busy = false;
   private disposed = false;
 
   private constructor(
     private readonly model: tf.LayersModel,
+    /** The one accumulator: window, counters, state and update. */
     private readonly inner: GradientAccumulator,
     private readonly pool: WorkerPool,
-    private readonly accumulationSteps: number | AccumulationSchedule,
-    averaging: Averaging,
-    nonFinite: NonFinitePolicy,
-    buffers: { weights: SharedArrayBuffer; sums: SharedArrayBuffer[] },
+    private readonly syncEvery: number | null,
+    buffers: { weights: SharedArrayBuffer; sums: SharedArrayBuffer[]; last: SharedArrayBuffer[] },
     ready: { backend: string; notices: string[] }[],
   ) {
-    this.averaging = averaging;
-    this.nonFinite = nonFinite;
     this.vars = model.trainableWeights.map((w) => w.read() as tf.Variable);
     this.layout = packedLayout(this.vars.map((v) => v.shape));
     this.weightView = new Float32Array(buffers.weights);
     this.sumViews = buffers.sums.map((b) => new Float32Array(b));
-    this.window = emptyWindow(this.vars.length);
+    this.lastViews = buffers.last.map((b) => new Float32Array(b));
     this.round.perWorker = ready.map(() => 0);
     this.workerBackends = ready.map((r) => r.backend);
     this.notices = ready.flatMap((r) => r.notices);
   }
 
-  /** Checks the arguments, starts the workers and waits until every replica is built. */
+  /** Checks the arguments (the core's options by the core), starts the workers and waits until every replica is built. */
   static async create(args: ParallelAccumulatorArgs): Promise<ParallelAccumulator> {
-    const { model, optimizer, accumulationSteps, loss, workers, averaging, nonFinite, clipNorm, syncEvery, modules, backend } = checkParallelArgs(OWNER, args);
-    const vars = model.trainableWeights.map((w) => w.read() as tf.Variable);
-    const layout = packedLayout(vars.map((v) => v.shape));
-    const buffers = { weights: sharedFloat32(layout), sums: Array.from({ length: workers }, () => sharedFloat32(layout)) };
+    const { model, core, loss, workers, syncEvery, modules, backend, checked } = checkParallelArgs(OWNER, args);
+    const inner = new GradientAccumulator(core);
+    const layout = packedLayout(model.trainableWeights.map((w) => w.shape as number[]));
+    const perWorker = () => Array.from({ length: workers }, () => sharedFloat32(layout));
+    const buffers = { weights: sharedFloat32(layout), sums: perWorker(), last: perWorker() };
     const weights = readWeights(model);
-    const { pool, ready } = await WorkerPool.start(workers, (i) => ({
-      modelTopology: model.toJSON(null, false) as object,
-      weights,
-      loss,
-      averaging,
-      backend,
-      modules,
-      weightBuffer: buffers.weights,
-      sumBuffer: buffers.sums[i],
-    }));
-    // Note: the inner accumulator sees one contribution per window (the reduced sums) and closes
-    // its window on it, so its clipping, finiteness check and optimizer step run once per update.
-    const inner = new GradientAccumulator({ optimizer, accumulationSteps: 1, varList: vars, clipNorm: clipNorm ?? undefined, nonFinite });
-    const accumulator = new ParallelAccumulator(model, inner, pool, accumulationSteps, averaging, nonFinite, buffers, ready);
-    accumulator.syncEvery = syncEvery;
-    return accumulator;
+    let started: Awaited<ReturnType<typeof WorkerPool.start>>;
+    try {
+      started = await WorkerPool.start(workers, (i) => ({
+        modelTopology: model.toJSON(null, false) as object,
+        weights,
+        loss,
+        averaging: checked.averaging,
+        backend,
+        modules,
+        weightBuffer: buffers.weights,
+        sumBuffer: buffers.sums[i],
+        lastBuffer: buffers.last[i],
+      }));
+    } catch (error) {
+      inner.dispose({ keepOptimizer: true });
+      throw error;
+    }
+    return new ParallelAccumulator(model, inner, started.pool, syncEvery, buffers, started.ready);
   }
 
   /** Worker threads. */
-  get workers(): number {
-    return this.pool.size;
-  }
-  get microStep(): number {
-    return this.counters.microStep;
-  }
-  get updateStep(): number {
-    return this.counters.updateStep;
-  }
-  get epoch(): number {
-    return this.counters.epoch;
-  }
-  get skippedMicroBatches(): number {
-    return this.counters.skippedMicroBatches;
-  }
-  get skippedWindows(): number {
-    return this.counters.skippedWindows;
-  }
+  get workers(): number { return this.pool.size; }
+  /** The averaging in use. */
+  get averaging(): Averaging { return this.inner.averaging; }
+  /** The non-finite policy in use. */
+  get nonFinite(): NonFinitePolicy { return this.inner.nonFinite; }
+  /** Micro-batches received by `step`, those still in the workers included. */
+  get microStep(): number { return this.inner.microStep + this.round.dispatched; }
+  get updateStep(): number { return this.inner.updateStep; }
+  get epoch(): number { return this.inner.epoch; }
+  get skippedMicroBatches(): number { return this.inner.skippedMicroBatches; }
+  get skippedWindows(): number { return this.inner.skippedWindows; }
+  get skippedLargeUpdates(): number { return this.inner.skippedLargeUpdates; }
   /** Micro-batches in the open window, reduced or still in the workers. */
-  get pendingMicroBatches(): number {
-    return this.window.microBatches + this.round.dispatched;
-  }
+  get pendingMicroBatches(): number { return this.inner.pendingMicroBatches + this.round.dispatched; }
   /** The optimizer that applies the updates. */
-  get optimizer(): tf.Optimizer {
-    return this.inner.optimizer;
-  }
+  get optimizer(): tf.Optimizer { return this.inner.optimizer; }
 
   /**
-   * Sends one micro-batch to the next worker. Returns at once unless it completes the window:
-   * then the workers' sums are reduced and the update is applied before it resolves.
+   * Sends one micro-batch to the next worker. Returns at once unless it completes the window (or
+   * a `syncEvery` round): then the workers' sums are reduced into the window and, when it is
+   * full, the update is applied before it resolves.
    *
    * @param batch `{ xs, ys }` as tensors (copied out) or `{ values, shape }` typed arrays, whose
    *   buffers are transferred (the caller's arrays are detached afterwards).
    * @throws On bad input (nothing sent); {@link WorkerFailedError} when a worker threw during the
-   *   round (the round is discarded, counters rolled back); {@link WorkerExitedError} when a
+   *   round (the round is discarded, nothing else changes); {@link WorkerExitedError} when a
    *   worker died (every worker is shut down); `NonFiniteGradientError` under `nonFinite: "error"`
-   *   (the finite micro-batches stay in the window, the others are not counted).
+   *   (the finite micro-batches stay in the window, the others are not counted); whatever the
+   *   update throws (the window then holds every micro-batch but this one: step it again).
    */
   async step(batch: ParallelMicroBatch): Promise<ParallelStepResult> {
     return this.exclusive(async () => {
       const { xs, ys, transfer, bytes } = checkMicroBatch(OWNER, batch, this.model);
-      const size = this.window.size ?? this.resolveWindowSize();
+      const size = this.inner.windowSize;
+      const last = this.pendingMicroBatches + 1 >= size;
       const worker = this.round.next;
-      const index = this.counters.microStep;
-      this.pool.post(worker, { type: 'micro-batch', index, xs, ys }, transfer);
-      this.window.size = size;
+      this.pool.post(worker, { type: 'micro-batch', index: this.microStep, xs, ys, last }, transfer);
       this.round.next = (worker + 1) % this.pool.size;
       this.round.perWorker[worker] += 1;
       this.round.dispatched += 1;
       this.round.bytes += bytes;
-      this.counters.microStep += 1;
-      if (this.window.microBatches + this.round.dispatched < size) {
-        if (this.syncEvery === null || this.round.dispatched < this.syncEvery) {
-          return this.stepResult(false, null, null, this.pendingMicroBatches, size, null);
-        }
-        const { report, skipped } = await this.reduceRound();
-        return this.stepResult(false, skipped, null, this.pendingMicroBatches, size, report);
+      if (!last && (this.syncEvery === null || this.round.dispatched < this.syncEvery)) {
+        return this.stepResult(null, null, size);
       }
-      const { report, skipped } = await this.reduceRound();
-      if (this.window.microBatches < size) {
-        return this.stepResult(false, skipped, null, this.pendingMicroBatches, size, report);
-      }
-      const update = this.closeWindow(report);
-      return this.stepResult(update.applied, update.skipped ?? skipped, update.gradientNorm, size, size, report);
+      const { report, result } = await this.reduceRound();
+      return this.stepResult(result, report, size);
     });
   }
 
@@ -172,67 +149,56 @@ export class ParallelAccumulator {
   async flush(): Promise<ParallelUpdateResult> {
     return this.exclusive(async () => {
       const report = this.round.dispatched > 0 ? (await this.reduceRound()).report : null;
-      return this.closeWindow(report);
+      return this.afterUpdate(() => this.inner.flush(), report);
     });
   }
 
-  /** Ends an epoch: flushes the open window (unless `flush: false`) and advances the epoch counter. */
-  async endEpoch(options: { flush?: boolean } = {}): Promise<ParallelUpdateResult | null> {
-    if (options === null || typeof options !== 'object') throw argumentError(`${OWNER}.endEpoch`, 'options', 'an object { flush? }', options);
-    const result = options.flush === false ? null : await this.flush();
+  /** Ends an epoch as `GradientAccumulator.endEpoch` does: flushes the open window (unless `flush: false`) and advances the epoch counter. */
+  async endEpoch(options?: { flush?: boolean }): Promise<ParallelUpdateResult | null> {
     return this.exclusive(async () => {
-      this.inner.endEpoch({ flush: false });
-      this.counters.epoch += 1;
-      return result;
+      const { flush } = checkOptions<{ flush?: boolean }>(`${OWNER}.endEpoch`, 'options', options, ['flush']);
+      // A window carried into the next epoch may stay in the workers; one to flush is reduced first.
+      const report = flush !== false && this.round.dispatched > 0 ? (await this.reduceRound()).report : null;
+      if (flush === false) {
+        this.inner.endEpoch(options); // flushes nothing: null
+        return null;
+      }
+      return this.afterUpdate(() => this.inner.endEpoch(options) as ParallelUpdateResult, report);
     });
   }
 
   /**
-   * A JSON-serializable snapshot to resume from, mid-window included: the workers' unreduced
-   * micro-batches are reduced into the main thread first. Save the model's weights separately.
+   * The core's `AccumulatorState`, to resume from in a `GradientAccumulator` or a
+   * `ParallelAccumulator` with any number of workers: the workers' unreduced micro-batches are
+   * reduced into the window first. Save the model's weights separately.
    */
-  async getState(options: { includeOptimizer?: boolean } = {}): Promise<ParallelAccumulatorState> {
+  async getState(options?: { includeOptimizer?: boolean }): Promise<ParallelAccumulatorState> {
     return this.exclusive(async () => {
-      // After a worker died, the micro-batches it and the others held are lost: roll them back.
+      // After a worker died, the micro-batches it and the others held are lost: forget them.
       if (this.round.dispatched > 0) {
         if (this.pool.failed === null) await this.reduceRound();
-        else this.rollBackRound();
+        else this.resetRound();
       }
-      const { offsets, sizes } = this.layout;
-      const sums = this.vars.map((v, i) => ({
-        name: v.name,
-        shape: [...v.shape],
-        dtype: 'float32',
-        values: this.sums === null ? new Array<number>(sizes[i]).fill(0) : Array.from(this.sums.subarray(offsets[i], offsets[i] + sizes[i])),
-      }));
-      return {
-        format: PARALLEL_STATE_FORMAT,
-        averaging: this.averaging,
-        counters: { ...this.counters },
-        window: { ...this.window, touched: [...this.window.touched] },
-        sums,
-        accumulator: await this.inner.getState(options),
-      };
+      return this.inner.getState(options);
     }, true);
   }
 
   /**
-   * Restores a snapshot from `getState`, e.g. in a new process after loading the model's
-   * weights, and sends every weight of the model to the workers. Everything is checked before
-   * anything changes.
+   * Restores a state from `getState` of either trainer (or the older parallel format, upgraded),
+   * e.g. in a new process after loading the model's weights, and sends every weight of the model
+   * to the workers. The core checks everything before anything changes.
    */
-  async setState(state: ParallelAccumulatorState, args: SetStateArgs = {}): Promise<void> {
+  async setState(state: ParallelAccumulatorState, args?: SetStateArgs): Promise<void> {
     return this.exclusive(async () => {
-      checkParallelState(`${OWNER}.setState`, state, this.averaging, this.vars.map((v) => v.shape));
-      await this.inner.setState(state.accumulator, args);
+      await this.inner.setState(upgradeParallelState(`${OWNER}.setState`, state) as ParallelAccumulatorState, args);
       await this.discardRound();
-      this.counters = { ...state.counters };
-      this.window = { ...state.window, touched: [...state.window.touched] };
-      const sums = new Float32Array(this.layout.length);
-      state.sums.forEach((t, i) => sums.set(t.values, this.layout.offsets[i]));
-      this.sums = state.window.microBatches > 0 ? sums : null;
       this.syncAllWeights();
     });
+  }
+
+  /** Runs `fn` with the model's weights replaced by their EMA (see the `ema` option), as `GradientAccumulator.withAveragedWeights`. */
+  async withAveragedWeights<T>(fn: () => T | Promise<T>): Promise<T> {
+    return this.exclusive(() => this.inner.withAveragedWeights(fn));
   }
 
   /** Sends every weight of the model (trainable or not) to the workers: call it after changing the model's weights yourself. */
@@ -248,17 +214,21 @@ export class ParallelAccumulator {
     });
   }
 
-  /** Terminates the workers (waiting until their threads are gone) and disposes the optimizer unless `keepOptimizer`. */
-  async dispose(options: { keepOptimizer?: boolean } = {}): Promise<void> {
+  /**
+   * Terminates the workers (waiting until their threads are gone) and disposes the accumulator
+   * and, unless `keepOptimizer`, the optimizer. A call still waiting for the workers rejects with
+   * {@link AccumulatorDisposedError}.
+   */
+  async dispose(options?: { keepOptimizer?: boolean }): Promise<void> {
     if (this.disposed) return;
+    this.inner.dispose(options); // checks the options first
     this.disposed = true;
     await this.pool.terminate();
-    this.inner.dispose(options);
   }
 
   /** Runs one public operation at a time, checking that the accumulator is usable. */
   private async exclusive<T>(fn: () => Promise<T>, allowAfterFailure = false): Promise<T> {
-    if (this.disposed) throw new Error(`${OWNER}: this accumulator was disposed; create a new one.`);
+    if (this.disposed) throw new AccumulatorDisposedError(`${OWNER}: this accumulator was disposed; create a new one.`);
     if (this.pool.failed && !allowAfterFailure) throw this.pool.failed;
     if (this.busy) throw new Error(`${OWNER}: a previous call has not finished; await every step, flush, getState and setState before the next call.`);
     this.busy = true;
@@ -269,117 +239,114 @@ export class ParallelAccumulator {
     }
   }
 
-  private resolveWindowSize(): number {
-    return resolveAccumulationSteps(OWNER, this.accumulationSteps, { epoch: this.counters.epoch, updateStep: this.counters.updateStep });
-  }
-
   /**
-   * Asks every worker that received micro-batches this round for its sums and adds them into the
-   * window. All or nothing: on any failure the round is discarded everywhere and the counters
-   * roll back to where the round began.
+   * Asks every worker that received micro-batches this round for its sums and adds them to the
+   * core's window: first every worker's running sums as one contribution, then the non-finite
+   * micro-batches (the core's policy), then the window's last micro-batch, which may apply the
+   * update. On a worker's failure the round is discarded everywhere and nothing else changes.
    */
-  private async reduceRound(): Promise<{ report: RoundReport; skipped: 'micro-batch' | 'window' | null }> {
+  private async reduceRound(): Promise<{ report: RoundReport; result: StepResult | null }> {
     const start = performance.now();
     const active = this.round.perWorker.flatMap((n, i) => (n > 0 ? [i] : []));
+    const bytes = { microBatches: this.round.bytes, gradients: active.length * this.layout.length * 4, weights: 0 };
     const settled = await Promise.allSettled(active.map((i) => this.pool.request(i, { type: 'reduce', id: 0 })));
     const waitMs = performance.now() - start;
+    this.resetRound();
     const failure = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-    if (failure) {
-      this.rollBackRound();
-      if (this.pool.failed) throw this.pool.failed;
-      throw failure.reason as WorkerFailedError;
-    }
-    const replies = settled.map((s) => (s as PromiseFulfilledResult<FromWorker>).value as Extract<FromWorker, { type: 'sums' }>);
-    const reduceStart = performance.now();
-    const reports: MicroBatchReport[] = replies.flatMap((r) => r.reports).sort((a, b) => a.index - b.index);
-    const bad = reports.filter((r) => !r.finite);
-    if (bad.length > 0 && this.nonFinite === 'error') {
-      // As on one thread: the non-finite micro-batches never happened; the finite ones stay.
-      this.counters.microStep -= bad.length;
-    }
-    for (const [k, r] of replies.entries()) {
-      if (r.microBatches === 0) continue;
-      const view = this.sumViews[active[k]];
-      if (this.sums === null) this.sums = view.slice(0, this.layout.length);
-      else for (let j = 0; j < this.layout.length; j++) this.sums[j] += view[j];
-      this.window.touched = this.window.touched.map((t, i) => t || r.touched[i]);
-    }
-    const good = replies.reduce((n, r) => n + r.microBatches, 0);
-    this.window.microBatches += good;
-    this.window.weight += replies.reduce((n, r) => n + r.count, 0);
-    let skipped: 'micro-batch' | 'window' | null = null;
-    if (bad.length > 0 && this.nonFinite !== 'error') {
-      this.counters.skippedMicroBatches += bad.length;
-      skipped = 'micro-batch';
-      if (this.nonFinite === 'skip-window') {
-        this.window.microBatches += bad.length;
-        this.window.poisoned = true;
-        skipped = 'window';
-      }
-    }
+    if (failure) throw this.pool.failed ?? failure.reason;
+    const replies = settled.map((s) => (s as PromiseFulfilledResult<FromWorker>).value as Sums);
+    const reports = replies.flatMap((r) => r.reports).sort((a, b) => a.index - b.index);
     const finite = reports.filter((r) => r.finite);
-    const countSum = finite.reduce((n, r) => n + r.count, 0);
+    const counted = finite.reduce((n, r) => n + r.count, 0);
+    const timings = this.round.perWorker.map((_, i): WorkerTiming => replies[active.indexOf(i)]?.timing ?? { computeMs: 0, unpackMs: 0, packMs: 0, idleMs: 0, gcMs: 0, messages: 0, microBatches: 0, cpuMs: 0, runQueueMs: 0 });
     const report: RoundReport = {
       losses: reports.map((r) => r.loss),
-      meanLoss: countSum > 0 ? finite.reduce((s, r) => s + r.loss * r.count, 0) / countSum : Number.NaN,
+      meanLoss: counted > 0 ? finite.reduce((s, r) => s + r.loss * r.count, 0) / counted : Number.NaN,
       timing: {
-        computeMs: this.round.perWorker.map((_, i) => replies[active.indexOf(i)]?.computeMs ?? 0),
+        computeMs: timings.map((t) => t.computeMs),
         waitMs,
-        packMs: Math.max(0, ...replies.map((r) => r.packMs)),
-        unpackMs: Math.max(0, ...replies.map((r) => r.unpackMs)),
-        reduceMs: performance.now() - reduceStart,
+        packMs: Math.max(0, ...timings.map((t) => t.packMs)),
+        unpackMs: Math.max(0, ...timings.map((t) => t.unpackMs)),
+        reduceMs: 0,
         updateMs: 0,
         broadcastMs: 0,
       },
-      bytes: { microBatches: this.round.bytes, gradients: active.length * this.layout.length * 4, weights: 0 },
+      bytes,
+      workers: timings,
     };
-    this.resetRound();
-    if (bad.length > 0 && this.nonFinite === 'error') {
-      if (this.window.microBatches === 0) this.window = emptyWindow(this.vars.length);
-      throw new NonFiniteGradientError(
-        `${OWNER}: micro-batch ${bad.map((r) => r.index + 1).join(', ')} produced a non-finite loss or gradient (loss = ${bad[0].loss}). ` +
-          'It was not counted; weights and the rest of the window are unchanged. Pass nonFinite: "skip-micro-batch" or "skip-window" to skip such micro-batches instead.',
-      );
+    const reduceStart = performance.now();
+    let result: StepResult | null = this.addPart(replies.map((r) => r.sums), active.map((i) => this.sumViews[i]));
+    report.timing.reduceMs = performance.now() - reduceStart;
+    let deferred: unknown = null;
+    const bad = reports.filter((r) => !r.finite);
+    const badBefore = bad.filter((r) => !r.last);
+    let skippedBefore: StepResult['skipped'] = null;
+    if (badBefore.length > 0) {
+      try {
+        result = this.inner.addNonFinite(badBefore.length, badBefore[0].loss);
+        skippedBefore = result.skipped;
+      } catch (error) {
+        // Under "error": the finite micro-batches stay; the last one is still added below.
+        deferred = error;
+      }
     }
-    return { report, skipped };
+    const k = replies.findIndex((r) => r.last !== null);
+    const badLast = bad.find((r) => r.last);
+    if (k >= 0 || (badLast && deferred === null)) {
+      const updated = this.afterUpdate(() => (k >= 0 ? this.addPart([replies[k].last as PartSums], [this.lastViews[active[k]]]) : this.inner.addNonFinite(1, (badLast as { loss: number }).loss)) as StepResult, report);
+      // A micro-batch skipped earlier in the round is reported unless the window's end says more.
+      result = { ...updated, skipped: updated.skipped ?? skippedBefore };
+    }
+    if (deferred !== null) throw deferred;
+    return { report, result };
   }
 
-  /** Ends the open window: applies it through the inner accumulator, drops it if poisoned, or does nothing if empty. */
-  private closeWindow(report: RoundReport | null): ParallelUpdateResult {
-    const { microBatches, weight, poisoned } = this.window;
-    const nothing = (skipped: 'window' | null): ParallelUpdateResult => ({ applied: false, skipped, updateStep: this.counters.updateStep, microBatches, weight: 0, gradientNorm: null, round: report });
-    if (microBatches === 0) return nothing(null);
-    const sums = this.sums;
-    const touched = this.window.touched;
-    this.window = emptyWindow(this.vars.length);
-    this.sums = null;
-    if (poisoned || sums === null || weight === 0) {
-      this.counters.skippedWindows += 1;
-      return nothing('window');
+  /**
+   * Adds the parts of several workers to the core's window as one contribution: their sums
+   * added element by element in float32 (the reduction) and their counts. Null when they hold
+   * no micro-batch.
+   */
+  private addPart(parts: PartSums[], views: Float32Array[]): StepResult | null {
+    const used = parts.flatMap((p, i) => (p.microBatches > 0 ? [i] : []));
+    if (used.length === 0) return null;
+    const { offsets, sizes, length } = this.layout;
+    const total = views[used[0]].slice(0, length);
+    for (const i of used.slice(1)) {
+      const view = views[i];
+      for (let j = 0; j < length; j++) total[j] += view[j];
     }
-    const updateStart = performance.now();
-    const { offsets, sizes } = this.layout;
-    const tensors = this.vars.map((v, i) => (touched[i] ? tf.tensor(sums.subarray(offsets[i], offsets[i] + sizes[i]), v.shape) : null));
-    let result;
+    const chosen = used.map((i) => parts[i]);
+    const sums: tf.NamedTensorMap = {};
+    this.vars.forEach((v, i) => {
+      if (chosen.some((p) => p.touched[i])) sums[v.name] = tf.tensor(total.subarray(offsets[i], offsets[i] + sizes[i]), v.shape);
+    });
     try {
-      result = addSummedGradients(this.inner, this.vars, tensors, weight);
+      return this.inner.addGradientSums(sums, {
+        count: chosen.reduce((n, p) => n + p.count, 0),
+        microBatches: chosen.reduce((n, p) => n + p.microBatches, 0),
+        unit: chosen.some((p) => p.unit === 'counts') ? 'counts' : chosen[0].unit,
+        lossSum: chosen.reduce((n, p) => n + p.lossSum, 0),
+      });
     } finally {
-      tf.dispose(tensors.filter((t): t is tf.Tensor => t !== null));
+      tf.dispose(Object.values(sums));
     }
-    if (report) report.timing.updateMs = performance.now() - updateStart;
-    if (!result.applied) {
-      // The reduced sum overflowed float32 under a skip policy: the inner accumulator dropped it.
-      this.counters.skippedWindows += 1;
-      return nothing('window');
+  }
+
+  /** Runs a core call that may update the weights, timing it, and shares the weights when it did. */
+  private afterUpdate<R extends { updateStep: number }>(call: () => R, report: RoundReport | null): R & { round: RoundReport | null } {
+    const before = this.inner.updateStep;
+    const start = performance.now();
+    const result = call();
+    if (report) report.timing.updateMs = performance.now() - start;
+    if (this.inner.updateStep !== before) {
+      const broadcastStart = performance.now();
+      this.broadcastTrainableWeights();
+      if (report) {
+        report.timing.broadcastMs = performance.now() - broadcastStart;
+        report.bytes.weights = this.pool.size * this.layout.length * 4;
+      }
     }
-    this.counters.updateStep += 1;
-    const broadcastStart = performance.now();
-    this.broadcastTrainableWeights();
-    if (report) {
-      report.timing.broadcastMs = performance.now() - broadcastStart;
-      report.bytes.weights = this.pool.size * this.layout.length * 4;
-    }
-    return { applied: true, skipped: null, updateStep: this.counters.updateStep, microBatches, weight, gradientNorm: result.gradientNorm, round: report };
+    return { ...result, round: report };
   }
 
   /** Writes the trainable weights into the shared buffer and tells every worker to load them. */
@@ -397,36 +364,31 @@ export class ParallelAccumulator {
   private async discardRound(): Promise<void> {
     if (this.round.dispatched === 0) return;
     const active = this.round.perWorker.flatMap((n, i) => (n > 0 ? [i] : []));
-    this.rollBackRound();
+    this.resetRound();
     await Promise.all(active.map((i) => this.pool.request(i, { type: 'discard', id: 0 })));
   }
 
-  /** Forgets the round in flight as if its micro-batches had never been stepped. */
-  private rollBackRound(): void {
-    this.counters.microStep -= this.round.dispatched;
-    if (this.window.microBatches === 0) this.window = emptyWindow(this.vars.length);
-    this.resetRound();
-  }
-
+  /** Forgets the micro-batches in flight (the workers dropped or will drop them). */
   private resetRound(): void {
     this.round = { perWorker: this.round.perWorker.map(() => 0), dispatched: 0, bytes: 0, next: this.round.next };
   }
 
-  private stepResult(
-    applied: boolean,
-    skipped: 'micro-batch' | 'window' | null,
-    gradientNorm: number | null,
-    windowPosition: number,
-    accumulationSteps: number,
-    round: RoundReport | null,
-  ): ParallelStepResult {
-    const { microStep, updateStep, epoch } = this.counters;
-    return { applied, skipped, microStep, updateStep, epoch, windowPosition, accumulationSteps, gradientNorm, round };
+  /** A micro-step's result: the core's counters, and what the core call that ended the round did. */
+  private stepResult(result: StepResult | null, round: RoundReport | null, size: number): ParallelStepResult {
+    const { updateStep, epoch } = this.inner;
+    const closed = result !== null && result.windowPosition >= size;
+    return {
+      applied: result?.applied ?? false,
+      skipped: result?.skipped ?? null,
+      microStep: this.microStep,
+      updateStep,
+      epoch,
+      windowPosition: closed ? size : this.pendingMicroBatches,
+      accumulationSteps: size,
+      gradientNorm: result?.gradientNorm ?? null,
+      round,
+    };
   }
 }
 
-function emptyWindow(variables: number): ParallelWindow {
-  return { size: null, microBatches: 0, weight: 0, poisoned: false, touched: new Array(variables).fill(false) };
-}
-
-export { WorkerExitedError, WorkerFailedError };
+export { AccumulatorDisposedError, WorkerExitedError, WorkerFailedError };

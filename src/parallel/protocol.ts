@@ -38,11 +38,20 @@ export interface ReplicaInit {
   weightBuffer: SharedArrayBuffer;
   /** This worker's shared buffer for its gradient sums, same layout. */
   sumBuffer: SharedArrayBuffer;
+  /** This worker's shared buffer for the gradient of a window's last micro-batch, kept apart (see {@link PartSums}). */
+  lastBuffer: SharedArrayBuffer;
 }
 
 /** Main → worker. */
 export type ToWorker =
-  | { type: 'micro-batch'; index: number; xs: TransferableTensor; ys: TransferableTensor }
+  | {
+      type: 'micro-batch';
+      index: number;
+      xs: TransferableTensor;
+      ys: TransferableTensor;
+      /** The micro-batch that completes the window: its gradient is kept apart from the sums (see {@link PartSums}). */
+      last: boolean;
+    }
   | { type: 'reduce'; id: number }
   | { type: 'discard'; id: number }
   | { type: 'trainable-weights' }
@@ -59,6 +68,51 @@ export interface MicroBatchReport {
   count: number;
   /** False when its loss or gradient held a NaN or ±Infinity; it was then left out of the sums. */
   finite: boolean;
+  /** True for the micro-batch that completes the window (kept apart, see {@link PartSums}). */
+  last: boolean;
+}
+
+/**
+ * What one part of a worker's sums holds. A worker keeps two: the running sums of the window's
+ * micro-batches, and apart from them the gradient of the micro-batch that completes the window.
+ * The main thread adds the first parts of every worker to the window, and then the last one,
+ * which applies the update: if the update throws, the window keeps every micro-batch but the
+ * last, exactly as a failed `GradientAccumulator.step` leaves it, and stepping the last one
+ * again completes it.
+ */
+export interface PartSums {
+  /** Finite micro-batches summed in this part. */
+  microBatches: number;
+  /** Their total count (samples, tokens or micro-batches). */
+  count: number;
+  /** What the count counts: `"samples"`, `"counts"` once a `{ loss, count }` was summed, or `"micro-batches"`. */
+  unit: 'samples' | 'counts' | 'micro-batches';
+  /** Σ mean loss × count over them. */
+  lossSum: number;
+  /** Which trainable weights received a gradient. */
+  touched: boolean[];
+}
+
+/** Where a worker's time went since its last reduce, measured inside the worker (ms). */
+export interface WorkerTiming {
+  /** Forward, backward and adding into the sums. */
+  computeMs: number;
+  /** Reading new weights from the shared buffer into the replica. */
+  unpackMs: number;
+  /** Copying the sums into the shared buffers at the reduce. */
+  packMs: number;
+  /** Waiting for a message while nothing was queued (idle between micro-batches). */
+  idleMs: number;
+  /** Garbage collection pauses of this worker's isolate. */
+  gcMs: number;
+  /** Messages handled. */
+  messages: number;
+  /** Micro-batches computed (finite or not). */
+  microBatches: number;
+  /** Of `computeMs`, this thread's time on a CPU (Linux; 0 elsewhere), see `threadClock`. */
+  cpuMs: number;
+  /** Of `computeMs`, this thread's time runnable but waiting for a CPU (Linux; 0 elsewhere). */
+  runQueueMs: number;
 }
 
 /** Worker → main. */
@@ -67,20 +121,13 @@ export type FromWorker =
   | {
       type: 'sums';
       id: number;
-      /** Micro-batches in the sums (finite ones only). */
-      microBatches: number;
-      /** Their total count (samples, tokens or micro-batches). */
-      count: number;
-      /** Which trainable weights received a gradient. */
-      touched: boolean[];
+      /** The running sums, written into the worker's sum buffer. */
+      sums: PartSums;
+      /** The window's last micro-batch, written into its last buffer; null when it had none (or it was non-finite). */
+      last: PartSums | null;
       /** Every micro-batch handled since the last reduce, finite or not. */
       reports: MicroBatchReport[];
-      /** Milliseconds spent in forward/backward and summing since the last reduce. */
-      computeMs: number;
-      /** Milliseconds spent copying the sums into the shared buffer. */
-      packMs: number;
-      /** Milliseconds spent reading new weights from the shared buffer since the last reduce. */
-      unpackMs: number;
+      timing: WorkerTiming;
     }
   | { type: 'discarded'; id: number }
   | { type: 'memory'; id: number; numTensors: number }

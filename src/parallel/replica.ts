@@ -3,28 +3,42 @@ import * as tf from '@tensorflow/tfjs';
 import '../core/norm/groupNormalization';
 import '../core/norm/batchRenormalization';
 import '../core/norm/frozenBatchNormalization';
+import { addChecked } from '../core/addChecked';
+import { CountedLoss, microBatchGradients } from '../core/lossGradient';
+import { isMicroBatchFinite } from '../core/nonFinite';
+import { tidy } from '../core/tidy';
 import { LossFunction, loadModule, resolveLoss } from './loss';
-import { FromWorker, MicroBatchReport, PackedLayout, ReplicaInit, TransferableTensor, packedLayout } from './protocol';
+import { clockSince, threadClock } from './threadClock';
+import { FromWorker, MicroBatchReport, PackedLayout, PartSums, ReplicaInit, TransferableTensor, WorkerTiming, packedLayout } from './protocol';
 
 type SumsMessage = Extract<FromWorker, { type: 'sums' }>;
+const OWNER = 'ParallelAccumulator';
+
+/** One part of the sums (see `PartSums`): the tensors, and what they count for. */
+interface Part {
+  sums: (tf.Tensor | null)[];
+  microBatches: number;
+  count: number;
+  unit: PartSums['unit'] | null;
+  lossSum: number;
+}
 
 /**
- * One worker's copy of the model and its running gradient sums: everything a worker does,
- * without the messaging, so the main thread's tests can drive it directly.
+ * One worker's copy of the model and its gradient sums: everything a worker does, without the
+ * messaging, so the main thread's tests can drive it directly.
  *
- * Per micro-batch it runs forward and backward and adds the gradient of the micro-batch's
- * *summed* loss into its sums (a mean loss times the micro-batch's count), so that sums from
- * any number of workers add up to the window's sum, to be divided once by the window's total
- * count, exactly as `GradientAccumulator` does on one thread.
+ * Per micro-batch it runs the core's `microBatchGradients` (the same loss forms, checks and
+ * objective as `GradientAccumulator.step`: the gradient of the micro-batch's *summed* loss) and
+ * adds it into its sums with the core's `addChecked`, then reads loss, finiteness and count in
+ * one host read and commits the new sums only when they are finite. Sums from any number of
+ * workers add up to the window's sum, which the main thread hands to its `GradientAccumulator`
+ * with `addGradientSums`, to be divided once by the window's total count.
  */
 export class Replica {
-  private sums: tf.Tensor[] | null = null;
-  private touched: boolean[];
+  private main: Part;
+  private last: Part;
   private reports: MicroBatchReport[] = [];
-  private microBatches = 0;
-  private count = 0;
-  private computeMs = 0;
-  private unpackMs = 0;
+  private readonly timing: WorkerTiming = { computeMs: 0, unpackMs: 0, packMs: 0, idleMs: 0, gcMs: 0, messages: 0, microBatches: 0, cpuMs: 0, runQueueMs: 0 };
   private readonly layout: PackedLayout;
   private readonly vars: tf.Variable[];
 
@@ -34,10 +48,12 @@ export class Replica {
     private readonly averaging: ReplicaInit['averaging'],
     private readonly weightView: Float32Array,
     private readonly sumView: Float32Array,
+    private readonly lastView: Float32Array,
   ) {
     this.vars = model.trainableWeights.map((w) => w.read() as tf.Variable);
     this.layout = packedLayout(this.vars.map((v) => v.shape));
-    this.touched = this.vars.map(() => false);
+    this.main = this.emptyPart();
+    this.last = this.emptyPart();
   }
 
   /** Rebuilds the model from its JSON and weights on the active backend and finds the loss. */
@@ -50,112 +66,104 @@ export class Replica {
       init.averaging,
       new Float32Array(init.weightBuffer),
       new Float32Array(init.sumBuffer),
+      new Float32Array(init.lastBuffer),
     );
     replica.setAllWeights(init.weights);
     return replica;
   }
 
-  /**
-   * Forward and backward on one micro-batch; adds its gradient into the sums unless its loss or
-   * gradient is non-finite (then it is only reported). One host read per micro-batch, local to
-   * this thread: the loss to report and the finiteness check together.
-   */
-  addMicroBatch(index: number, xsData: TransferableTensor, ysData: TransferableTensor): void {
-    const start = performance.now();
-    const vars = this.vars;
-    const n = xsData.shape[0];
-    let tokenCount: tf.Tensor | null = null;
-    let failure: unknown = null;
-    let countIsNumber: number | null = null;
-    const compute = () => tf.tidy(() => {
-      const xs = tf.tensor(xsData.values, xsData.shape);
-      const ys = tf.tensor(ysData.values, ysData.shape);
-      const { value, grads } = tf.variableGrads(() => {
-        try {
-          const out = this.loss(ys, this.model.apply(xs, { training: true }) as tf.Tensor);
-          const { objective, count } = this.objective(out, n);
-          if (count instanceof tf.Tensor) tokenCount = tf.keep(count);
-          else countIsNumber = count;
-          return objective;
-        } catch (error) {
-          // As in GradientAccumulator.step: let variableGrads finish so its tape is freed.
-          failure = error;
-          return tf.scalar(0);
-        }
-      }, vars);
-      const gradients = vars.map((v) => grads[v.name] ?? null);
-      const total = gradients.reduce<tf.Tensor>((acc, g) => (g === null ? acc : tf.add(acc, tf.sum(g))), tf.scalar(0));
-      const count = tokenCount ?? tf.scalar(countIsNumber ?? 1);
-      // (tidy's types exclude null; the nulls are variables the loss did not reach.)
-      return { gradients: gradients as tf.Tensor[], check: tf.stack([value, total, count]) };
-    }) as { gradients: (tf.Tensor | null)[]; check: tf.Tensor };
-    let computed: ReturnType<typeof compute>;
-    try {
-      computed = compute();
-    } catch (error) {
-      // variableGrads rejects the stand-in scalar (it reaches no variable); report the real cause.
-      throw failure ?? error;
-    }
-    const { gradients, check } = computed;
-    const [objective, total, count] = check.dataSync();
-    check.dispose();
-    (tokenCount as tf.Tensor | null)?.dispose();
-    if (failure !== null) {
-      tf.dispose(gradients.filter((g): g is tf.Tensor => g !== null));
-      throw failure;
-    }
-    const finite = Number.isFinite(objective) && Number.isFinite(total);
-    const meanLoss = this.averaging === 'per-micro-batch' ? objective : objective / count;
-    this.reports.push({ index, loss: meanLoss, count, finite });
-    if (finite) {
-      const previous = this.sums;
-      this.sums = tf.tidy(() => gradients.map((g, i) => {
-        if (previous === null) return g === null ? tf.zeros(vars[i].shape) : g.clone();
-        return g === null ? previous[i].clone() : tf.add(previous[i], g);
-      }));
-      if (previous) tf.dispose(previous);
-      this.touched = this.touched.map((t, i) => t || gradients[i] !== null);
-      this.microBatches += 1;
-      this.count += count;
-    }
-    tf.dispose(gradients.filter((g): g is tf.Tensor => g !== null));
-    this.computeMs += performance.now() - start;
+  /** Adds time spent outside the replica's own work (idle waits, GC pauses) to this round's timing. */
+  note(field: 'idleMs' | 'gcMs', ms: number): void {
+    this.timing[field] += ms;
   }
 
-  /** Writes the sums into the shared buffer, reports them, and starts empty again. */
+  /**
+   * Forward and backward on one micro-batch; adds its gradient into the sums (or, for the
+   * window's `last` micro-batch, keeps it apart) unless its loss or gradient is non-finite (then
+   * it is only reported). Throws, changing nothing, when the loss is bad (a named error).
+   */
+  addMicroBatch(index: number, xsData: TransferableTensor, ysData: TransferableTensor, last = false): void {
+    const start = performance.now();
+    const clock = threadClock();
+    const part = last ? this.last : this.main;
+    const n = xsData.shape[0];
+    const xs = tf.tensor(xsData.values, xsData.shape);
+    const ys = tf.tensor(ysData.values, ysData.shape);
+    let computed: ReturnType<typeof microBatchGradients>;
+    try {
+      computed = microBatchGradients(OWNER, this.averaging, () => countedForm(this.loss(ys, this.model.apply(xs, { training: true }) as tf.Tensor)), this.vars, undefined, n);
+    } finally {
+      tf.dispose([xs, ys]);
+    }
+    const { gradients, meanLoss, counted, count } = computed;
+    const { sums, check } = tidy(() => {
+      const checks: tf.Tensor[] = [];
+      const sums = gradients.map((g, i) => {
+        if (g === null) return part.sums[i];
+        const added = addChecked(part.sums[i], g, 1);
+        checks.push(added.check);
+        return added.sum;
+      });
+      const probe = checks.length === 0 ? tf.scalar(0) : checks.length === 1 ? checks[0] : tf.addN(checks);
+      return { sums, check: tf.stack([meanLoss, probe, count ?? tf.scalar(counted.count)]) };
+    });
+    const fresh = sums.filter((s, i): s is tf.Tensor => s !== null && s !== part.sums[i]);
+    let finite = false;
+    try {
+      const [loss, probe, readCount] = check.dataSync();
+      finite = isMicroBatchFinite(OWNER, { loss, probe, count: readCount, countFromLoss: count !== null }, 'loss');
+      this.reports.push({ index, loss, count: readCount, finite, last });
+      if (finite) {
+        tf.dispose(part.sums.filter((s, i): s is tf.Tensor => s !== null && s !== sums[i]));
+        part.sums = sums;
+        part.microBatches += 1;
+        part.count += readCount;
+        part.unit = part.unit === 'counts' ? 'counts' : counted.unit;
+        part.lossSum += readCount === 0 ? 0 : loss * readCount;
+      }
+    } finally {
+      if (!finite) tf.dispose(fresh);
+      tf.dispose([check, meanLoss, ...(count === null ? [] : [count]), ...gradients.filter((g): g is tf.Tensor => g !== null)]);
+      this.timing.computeMs += performance.now() - start;
+      this.timing.microBatches += 1;
+      const used = clockSince(clock);
+      this.timing.cpuMs += used.cpuMs;
+      this.timing.runQueueMs += used.runQueueMs;
+    }
+  }
+
+  /** Writes both parts into their shared buffers, reports them with the timings, and starts empty again. */
   reduce(id: number): SumsMessage {
     const start = performance.now();
-    const { offsets, sizes } = this.layout;
-    this.vars.forEach((_, i) => {
-      const target = this.sumView.subarray(offsets[i], offsets[i] + sizes[i]);
-      if (this.sums === null) target.fill(0);
-      else target.set(this.sums[i].dataSync() as Float32Array);
-    });
-    const message: SumsMessage = {
-      type: 'sums',
-      id,
-      microBatches: this.microBatches,
-      count: this.count,
-      touched: [...this.touched],
-      reports: this.reports,
-      computeMs: this.computeMs,
-      packMs: performance.now() - start,
-      unpackMs: this.unpackMs,
+    const write = (part: Part, view: Float32Array) => {
+      const { offsets, sizes } = this.layout;
+      part.sums.forEach((s, i) => {
+        const target = view.subarray(offsets[i], offsets[i] + sizes[i]);
+        if (s === null) target.fill(0);
+        else target.set(s.dataSync() as Float32Array);
+      });
+      return this.describe(part);
     };
+    const sums = write(this.main, this.sumView);
+    const last = this.last.microBatches > 0 ? write(this.last, this.lastView) : null;
+    this.timing.packMs += performance.now() - start;
+    const message: SumsMessage = { type: 'sums', id, sums, last, reports: this.reports, timing: { ...this.timing } };
     this.discard();
     return message;
   }
 
-  /** Drops the sums and reports gathered since the last reduce. */
+  /** Drops the sums, reports and timings gathered since the last reduce. */
   discard(): void {
-    if (this.sums) tf.dispose(this.sums);
-    this.sums = null;
-    this.touched = this.vars.map(() => false);
+    for (const part of [this.main, this.last]) tf.dispose(part.sums.filter((s): s is tf.Tensor => s !== null));
+    this.main = this.emptyPart();
+    this.last = this.emptyPart();
     this.reports = [];
-    this.microBatches = 0;
-    this.count = 0;
-    this.computeMs = 0;
-    this.unpackMs = 0;
+    Object.assign(this.timing, { computeMs: 0, unpackMs: 0, packMs: 0, idleMs: 0, gcMs: 0, messages: 0, microBatches: 0, cpuMs: 0, runQueueMs: 0 });
+  }
+
+  /** Counts one handled message (for the timing report). */
+  countMessage(): void {
+    this.timing.messages += 1;
   }
 
   /** Loads the trainable weights the main thread wrote into the shared buffer after an update. */
@@ -163,7 +171,7 @@ export class Replica {
     const start = performance.now();
     const { offsets, sizes } = this.layout;
     tf.tidy(() => this.vars.forEach((v, i) => v.assign(tf.tensor(this.weightView.slice(offsets[i], offsets[i] + sizes[i]), v.shape))));
-    this.unpackMs += performance.now() - start;
+    this.timing.unpackMs += performance.now() - start;
   }
 
   /** Loads every weight of the model (trainable or not), in `model.weights` order. */
@@ -178,31 +186,24 @@ export class Replica {
     this.model.dispose();
   }
 
-  /** The objective to differentiate (a summed loss) and the count it sums over. */
-  private objective(out: unknown, n: number): { objective: tf.Scalar; count: tf.Tensor | number } {
-    const describe = (v: unknown) => (v instanceof tf.Tensor ? `a tensor of shape [${v.shape.join(', ')}]` : typeof v);
-    if (this.averaging === 'per-micro-batch') {
-      if (!(out instanceof tf.Tensor) || out.rank !== 0) {
-        throw new Error(`the loss must return a scalar mean loss under averaging "per-micro-batch"; it returned ${describe(out)}`);
-      }
-      return { objective: out as tf.Scalar, count: 1 };
-    }
-    if (out instanceof tf.Tensor) {
-      if (out.rank === 0) {
-        // The same objective as GradientAccumulator.step with sampleCount n: the mean times n
-        // (no multiply when n is 1), so the gradient is bit for bit the single-thread one.
-        return { objective: (n === 1 ? out : tf.mul(out, n)) as tf.Scalar, count: n };
-      }
-      if (out.rank === 1 && out.size > 0) return { objective: tf.sum(out) as tf.Scalar, count: out.size };
-      throw new Error(`the loss must return a scalar mean, a non-empty 1-D per-sample loss, or { loss, count }; it returned ${describe(out)}`);
-    }
-    const pair = out as { loss?: unknown; count?: unknown } | null;
-    if (pair !== null && typeof pair === 'object' && pair.loss instanceof tf.Tensor && pair.loss.rank === 0) {
-      const c = pair.count;
-      if ((typeof c === 'number' && c > 0) || (c instanceof tf.Tensor && c.rank === 0)) {
-        return { objective: pair.loss as tf.Scalar, count: c instanceof tf.Tensor ? tf.cast(c, 'float32') : c };
-      }
-    }
-    throw new Error(`the loss must return a scalar mean, a 1-D per-sample loss, or { loss: summedScalar, count }; it returned ${describe(out)}`);
+  private emptyPart(): Part {
+    return { sums: this.vars.map(() => null), microBatches: 0, count: 0, unit: null, lossSum: 0 };
   }
+
+  private describe(part: Part): PartSums {
+    const unit = part.unit ?? (this.averaging === 'per-micro-batch' ? 'micro-batches' : 'samples');
+    return { microBatches: part.microBatches, count: part.count, unit, lossSum: part.lossSum, touched: part.sums.map((s) => s !== null) };
+  }
+}
+
+/**
+ * A loss output in the core's terms: `{ loss, count }` with a number count becomes a scalar
+ * count (the core reads it with the loss); tensors pass as they are.
+ */
+function countedForm(out: unknown): tf.Tensor | CountedLoss {
+  if (out !== null && typeof out === 'object' && !(out instanceof tf.Tensor) && typeof (out as { count?: unknown }).count === 'number') {
+    const { loss, count } = out as { loss: tf.Tensor; count: number };
+    return { loss, count: tf.scalar(count) };
+  }
+  return out as tf.Tensor | CountedLoss;
 }

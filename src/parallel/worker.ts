@@ -1,3 +1,4 @@
+import { PerformanceObserver } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
 import * as tf from '@tensorflow/tfjs';
 import { BackendPreference, selectBackend } from '../backend/selectBackend';
@@ -10,6 +11,10 @@ import { Replica } from './replica';
  * micro-step); a reduce gets the sums. The first error of a round is kept and reported at the
  * round's reduce, and the micro-batches after it are ignored, so the main thread can fail the
  * window as a whole.
+ *
+ * Timing inside the worker (reported with every reduce): compute, weight reads, packing, the idle
+ * time between the end of one message and the arrival of the next within a round, and this
+ * isolate's GC pauses.
  */
 
 if (parentPort === null) throw new Error('tfjs-accumulate/parallel: worker.js runs only as a worker thread.');
@@ -29,12 +34,18 @@ async function main(): Promise<void> {
     send({ type: 'failed', id: null, ...errorText(e) });
     return;
   }
+  // GC pauses of this isolate, as the performance timeline reports them.
+  const gc = new PerformanceObserver((list) => list.getEntries().forEach((entry) => replica.note('gcMs', entry.duration)));
+  gc.observe({ entryTypes: ['gc'] });
   let roundError: unknown = null;
+  let idleSince: number | null = null;
   port.on('message', (message: ToWorker) => {
+    if (idleSince !== null) replica.note('idleMs', performance.now() - idleSince);
+    replica.countMessage();
     try {
       switch (message.type) {
         case 'micro-batch':
-          if (roundError === null) replica.addMicroBatch(message.index, message.xs, message.ys);
+          if (roundError === null) replica.addMicroBatch(message.index, message.xs, message.ys, message.last);
           break;
         case 'reduce':
           if (roundError !== null) {
@@ -64,6 +75,9 @@ async function main(): Promise<void> {
     } catch (e) {
       roundError ??= e;
     }
+    // The wait for the next message starts now; after a reduce or new weights the worker waits
+    // for the next window, whose start the main thread decides, so that wait is not counted.
+    idleSince = message.type === 'reduce' || message.type === 'trainable-weights' || message.type === 'all-weights' ? null : performance.now();
   });
   send({ type: 'ready', backend: tf.getBackend(), notices });
 }

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { join } from 'node:path';
-import { WorkerExitedError, WorkerFailedError } from './errors';
+import { AccumulatorDisposedError, WorkerExitedError, WorkerFailedError } from './errors';
 import type { FromWorker, ReplicaInit, ToWorker } from './protocol';
 
 type Reply = Exclude<FromWorker, { type: 'ready' } | { type: 'failed' }>;
@@ -104,6 +104,7 @@ export class WorkerPool {
   /** Sends a request (the id is filled in) and resolves with the worker's reply. */
   request(worker: number, message: Extract<ToWorker, { id: number }>): Promise<Reply> {
     if (this.failure) return Promise.reject(this.failure);
+    if (this.closing) return Promise.reject(new AccumulatorDisposedError('ParallelAccumulator: its workers were terminated (dispose); create a new one.'));
     const id = this.nextId++;
     return new Promise<Reply>((resolve, reject) => {
       this.pending.set(id, { resolve, reject, worker });
@@ -112,9 +113,17 @@ export class WorkerPool {
     });
   }
 
-  /** Terminates every worker and waits until their threads are gone. */
+  /**
+   * Terminates every worker and waits until their threads are gone. A request still waiting for
+   * its reply rejects with {@link AccumulatorDisposedError} (its worker will never answer).
+   */
   terminate(): Promise<void> {
-    this.closing ??= Promise.all(this.workers.map((w) => w.terminate())).then(() => undefined);
+    if (this.closing === null) {
+      const error = new AccumulatorDisposedError('ParallelAccumulator: disposed while this call waited for its workers; its micro-batches were dropped and nothing was applied.');
+      for (const p of this.pending.values()) p.reject(error);
+      this.pending.clear();
+      this.closing = Promise.all(this.workers.map((w) => w.terminate())).then(() => undefined);
+    }
     return this.closing;
   }
 

@@ -2,7 +2,12 @@ import * as tf from '@tensorflow/tfjs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BACKEND_ENV_VAR, describeEnvironment, selectBackend } from '../../src/backend/selectBackend';
-import { installedFastKernels } from '../../src/backend/kernels';
+import { installedFastKernels, loadNativeBlas, setNativeThreads } from '../../src/backend/kernels';
+import { nativeAvailable } from '../helpers/kernelParity';
+
+const nativeBuilt = nativeAvailable();
+/** A machine where the native addon was not built. */
+const noNative = () => ({ available: false as const, reason: 'not built (test)' });
 
 const tfjsNodeInstalled = (() => {
   try {
@@ -19,9 +24,9 @@ function collector(): { notices: string[]; onNotice: (m: string) => void } {
   return { notices, onNotice: (m) => notices.push(m) };
 }
 
-test('with no preference it picks tfjs-node, else wasm with the project kernels and a one-line notice', async () => {
+test('with no preference and no native addon it picks tfjs-node, else wasm with the project kernels and a one-line notice', async () => {
   const { notices, onNotice } = collector();
-  const report = await selectBackend(undefined, { env: {}, onNotice });
+  const report = await selectBackend(undefined, { env: {}, onNotice, loadNative: noNative });
   assert.equal(report.requested, 'auto');
   assert.equal(report.source, 'default');
   if (tfjsNodeInstalled) {
@@ -35,14 +40,63 @@ test('with no preference it picks tfjs-node, else wasm with the project kernels 
   assert.match(report.tfjsNode.reason ?? '', /Cannot find module '@tensorflow\/tfjs-node'/);
   assert.equal(notices.length, 1);
   assert.doesNotMatch(notices[0], /\n/, 'a notice is one line');
-  assert.match(notices[0], /tensorflow backend unavailable .*trying wasm/);
+  // The next one tried is native; its absence is in the report, not in another notice.
+  assert.match(notices[0], /tensorflow backend unavailable .*trying native/);
   assert.equal(report.wasm.simd, true, 'Node 20 runs WebAssembly SIMD');
   assert.ok(report.kernelsReplaced.some((k) => k.kernel === 'Conv2DBackpropFilter' && k.backend === 'wasm'));
   assert.deepEqual(report.notices, notices);
+  // The install already said why the addon was skipped: the report keeps the reason, no notice.
+  assert.deepEqual(report.native, { available: false, active: false, reason: 'not built (test)', path: null, info: null });
+  assert.match(describeEnvironment(report), /^native: not used \(not built \(test\)\)$/m);
+});
+
+test('with no preference it picks the native kernels when the addon loads, at one thread', { skip: tfjsNodeInstalled || !nativeBuilt }, async () => {
+  const { notices, onNotice } = collector();
+  const report = await selectBackend(undefined, { env: {}, onNotice });
+  assert.equal(report.backend, 'wasm', 'the native products run on the wasm heap');
+  assert.equal(tf.getBackend(), 'wasm');
+  assert.ok(report.fastKernels);
+  assert.equal(report.native.available, true);
+  assert.equal(report.native.active, true);
+  assert.match(report.native.path ?? '', /tfjs_accumulate_blas\.node$/);
+  assert.ok(report.kernelsReplaced.some((k) => k.kernel === 'BatchMatMul' && k.backend === 'wasm' && k.description.startsWith('native:')));
+  assert.ok(report.kernelsReplaced.some((k) => k.kernel === 'Conv2DBackpropFilter' && k.description.startsWith('native:')));
+  assert.equal(notices.length, 1, 'only tfjs-node\'s absence is a notice');
+  const text = describeEnvironment(report);
+  assert.match(text, /^backend: wasm \+ tfjs-accumulate native kernels \(requested "auto" by default\)/);
+  if (report.native.info?.blas === 'OpenBLAS') {
+    assert.equal(report.native.info.threads, 1);
+    assert.match(text, /^native: in use: OpenBLAS \d+\.\d+\.\d+ .*, core \w+, 1 thread$/m);
+  }
+});
+
+test('nativeThreads: "all" gives the BLAS every core, never more; a bad count is rejected', { skip: !nativeBuilt }, async () => {
+  const cores = require('os').cpus().length;
+  try {
+    const report = await selectBackend('native', { nativeThreads: 'all' });
+    if (report.native.info?.blas === 'OpenBLAS') assert.equal(report.native.info.threads, cores);
+    await assert.rejects(selectBackend('native', { nativeThreads: cores + 1 }), new RegExp(`selectBackend: nativeThreads must be an integer from 1 to ${cores} \\(this machine's cores\\), "all", or left out; got ${cores + 1}`));
+    await assert.rejects(selectBackend('native', { nativeThreads: 0 }), /nativeThreads must be an integer/);
+    const one = await selectBackend('native');
+    if (one.native.info?.blas === 'OpenBLAS') assert.equal(one.native.info.threads, 1, 'the default is one thread again');
+  } finally {
+    setNativeThreads(1);
+  }
+});
+
+test('asking for native where the addon is absent costs one notice and falls through to wasm; strict makes it an error', async () => {
+  const { notices, onNotice } = collector();
+  const report = await selectBackend('native', { onNotice, loadNative: noNative });
+  assert.equal(report.backend, 'wasm');
+  assert.equal(report.native.active, false);
+  assert.deepEqual(notices, ['tfjs-accumulate: native backend unavailable (the native addon not built (test)); trying wasm.']);
+  await assert.rejects(selectBackend('native', { strict: true, loadNative: noNative }), /selectBackend: the native backend could not start: the native addon not built \(test\)/);
+  // The real addon, where built, is untouched by the stand-in.
+  assert.equal(loadNativeBlas().available, nativeBuilt);
 });
 
 test('a bad preference is rejected, naming the parameter and the accepted values', async () => {
-  await assert.rejects(selectBackend('gpu' as never), /selectBackend: preference must be one of "auto", "tensorflow", "wasm", "cpu", "wasm-stock", "cpu-stock", or left out; got "gpu"/);
+  await assert.rejects(selectBackend('gpu' as never), /selectBackend: preference must be one of "auto", "tensorflow", "native", "native-cpu", "wasm", "cpu", "wasm-stock", "cpu-stock", or left out; got "gpu"/);
   await assert.rejects(selectBackend(undefined, { env: { [BACKEND_ENV_VAR]: 'fast' } }), /selectBackend: the TFJS_ACCUMULATE_BACKEND environment variable must be one of .*"cpu-stock", or unset; got "fast"/);
 });
 
@@ -74,6 +128,7 @@ test('a broken tfjs-node costs one notice and the selection falls through to was
   const { notices, onNotice } = collector();
   const report = await selectBackend('tensorflow', {
     onNotice,
+    loadNative: noNative,
     loadTfjsNode: () => {
       throw new Error('libtensorflow.so.2: cannot open shared object file: No such file or directory\n    at Module._extensions');
     },
@@ -81,12 +136,12 @@ test('a broken tfjs-node costs one notice and the selection falls through to was
   assert.equal(report.backend, 'wasm');
   assert.equal(report.tfjsNode.reason, 'libtensorflow.so.2: cannot open shared object file: No such file or directory');
   assert.equal(notices.length, 1);
-  assert.match(notices[0], /^tfjs-accumulate: tensorflow backend unavailable \(.*libtensorflow.*\); trying wasm\.$/);
+  assert.match(notices[0], /^tfjs-accumulate: tensorflow backend unavailable \(.*libtensorflow.*\); trying native\.$/);
 });
 
 test('a tfjs-node that loads without registering its backend also falls through', async () => {
   const { notices, onNotice } = collector();
-  const report = await selectBackend('tensorflow', { onNotice, loadTfjsNode: () => ({}) });
+  const report = await selectBackend('tensorflow', { onNotice, loadNative: noNative, loadTfjsNode: () => ({}) });
   assert.equal(report.backend, 'wasm');
   assert.match(notices[0], /no "tensorflow" backend was registered/);
 });
@@ -120,7 +175,7 @@ test('describeEnvironment names the runtime: Node under Node, Deno with its own 
 });
 
 test('training works after selection on every fast and stock backend', async () => {
-  for (const preference of ['wasm', 'cpu', 'cpu-stock', 'wasm-stock'] as const) {
+  for (const preference of ['wasm', 'cpu', 'cpu-stock', 'wasm-stock', ...(nativeBuilt ? (['native', 'native-cpu'] as const) : [])] as const) {
     await selectBackend(preference);
     const w = tf.variable(tf.zeros([3, 1]));
     const x = tf.ones([4, 3]);

@@ -5,6 +5,7 @@ import { isBiasOrNormalization } from '../../src/core/accumulatorArgs';
 import { GradientAccumulator } from '../../src/core/gradientAccumulator';
 import { warmupCosine } from '../../src/core/learningRate';
 import { assertNoLeak, assertThrowsMentioning, denseNet, samples } from '../helpers';
+import { FixedStepOptimizer } from '../helpers/customOptimizer';
 
 /** A scalar weight whose loss `w · g` has gradient exactly g. */
 function scalar(initial = 0) {
@@ -70,15 +71,31 @@ describe('training options: hand-checkable cases', () => {
   it('ema: updated on applied updates only; withAveragedWeights swaps it in and back', async () => {
     const { w, loss, value } = scalar(1);
     const acc = new GradientAccumulator({ optimizer: tf.train.sgd(1), accumulationSteps: 1, varList: [w], ema: { decay: 0.5 }, nonFinite: 'skip-window' });
-    acc.step(loss(1)); // w = 0, ema = 0.5 · 1 + 0.5 · 0 = 0.5
+    acc.step(loss(1)); // w = 0; the average starts here, at the weight after the first update: ema = 0
     acc.step(() => tf.mul(w, Number.NaN) as tf.Scalar); // skipped: ema unchanged
-    acc.step(loss(1)); // w = −1, ema = 0.5 · 0.5 + 0.5 · (−1) = −0.25
+    acc.step(loss(1)); // w = −1, ema = 0.5 · 0 + 0.5 · (−1) = −0.5
     const seen = await acc.withAveragedWeights(() => value());
-    assert.equal(seen, -0.25);
+    assert.equal(seen, -0.5);
     assert.equal(value(), -1, 'the trained weight is back');
     await assert.rejects(acc.withAveragedWeights(() => { throw new Error('inside'); }), /inside/);
     assert.equal(value(), -1, 'swapped back after a throw');
-    assert.equal((await acc.getState()).ema?.[0].values[0], -0.25);
+    assert.equal((await acc.getState()).ema?.[0]?.values[0], -0.5);
+    acc.dispose();
+    w.dispose();
+  });
+
+  it('weightDecay with an optimizer that has no numeric learningRate is refused at construction (issue 23, item 11)', () => {
+    const w = tf.variable(tf.scalar(1));
+    const tensors = tf.memory().numTensors;
+    assertThrowsMentioning(
+      () => new GradientAccumulator({ optimizer: new FixedStepOptimizer(0.1), accumulationSteps: 1, varList: [w], weightDecay: { rate: 0.5, exclude: () => false } }),
+      'GradientAccumulator: optimizer must be an optimizer with a numeric learningRate', 'when weightDecay is set', 'got a FixedStepOptimizer without a numeric learningRate',
+    );
+    assert.equal(tf.memory().numTensors, tensors);
+    // Without weightDecay the same optimizer trains.
+    const acc = new GradientAccumulator({ optimizer: new FixedStepOptimizer(0.1), accumulationSteps: 1, varList: [w] });
+    acc.step(() => tf.mul(w, 2) as tf.Scalar);
+    assert.equal(w.dataSync()[0], Math.fround(1 - Math.fround(0.2)));
     acc.dispose();
     w.dispose();
   });

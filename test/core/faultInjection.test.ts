@@ -17,7 +17,7 @@ import { OPTIMIZERS, OptimizerName, assertBitIdentical, denseNet, fcParameters, 
 
 type Op =
   | { kind: 'step' | 'countedStep' | 'lossThrows' | 'nonFinite' | 'optimizerThrows' | 'badOptions' | 'badCount'; size: number }
-  | { kind: 'averagedThrows' }
+  | { kind: 'averagedThrows' | 'averagedGetState' | 'averagedSetState' | 'averagedStep' | 'averagedDispose' | 'racedGetState' | 'finalize' }
   | { kind: 'flush' | 'endEpoch' | 'resume' | 'foreignState' }
   | { kind: 'corruptState'; corruption: number; value: unknown };
 
@@ -36,7 +36,7 @@ const CORRUPTIONS: ((s: AccumulatorState, value: unknown) => void)[] = [
 const opArbitrary: fc.Arbitrary<Op> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('step' as const), size: fc.integer({ min: 1, max: 5 }) }) },
   fc.record({ kind: fc.constantFrom('countedStep' as const, 'lossThrows' as const, 'nonFinite' as const, 'optimizerThrows' as const, 'badOptions' as const, 'badCount' as const), size: fc.integer({ min: 1, max: 5 }) }),
-  fc.record({ kind: fc.constant('averagedThrows' as const) }),
+  fc.record({ kind: fc.constantFrom('averagedThrows' as const, 'averagedGetState' as const, 'averagedSetState' as const, 'averagedStep' as const, 'averagedDispose' as const, 'racedGetState' as const, 'finalize' as const) }),
   fc.record({ kind: fc.constantFrom('flush' as const, 'endEpoch' as const, 'resume' as const, 'foreignState' as const) }),
   fc.record({
     kind: fc.constant('corruptState' as const),
@@ -88,7 +88,7 @@ describe('property: every public call completes or leaves no trace', () => {
               ? { learningRate: stepDecay({ initial: 0.05, every: 2 }), skipLargeUpdates: { maxNorm: 3, factor: 4, history: 2 }, weightDecay: { rate: 0.1 }, ema: { decay: 0.9 } }
               : {}),
           });
-        const acc = make(failing.optimizer);
+        let acc = make(failing.optimizer);
         // Foreign: the same model and averaging, another kind of optimizer (other slots).
         const foreign = make(scenario.optimizer === 'adam' ? tf.train.momentum(0.1, 0.5) : tf.train.adam(0.1), false);
         const data = samples(5, 3, scenario.seed);
@@ -116,6 +116,35 @@ describe('property: every public call completes or leaves no trace', () => {
                   throw new Error('injected evaluation failure');
                 });
                 break;
+              // The EMA swap's interplay (issue 23): inside withAveragedWeights getState sees the
+              // state of outside, setState and step are refused, and dispose returns the trained weights.
+              case 'averagedGetState':
+                assert.deepEqual(await acc.withAveragedWeights(() => acc.getState()), before.state, 'getState inside the swap');
+                break;
+              case 'averagedSetState':
+                await acc.withAveragedWeights(() => acc.setState(JSON.parse(JSON.stringify(before.state))));
+                break;
+              case 'averagedStep':
+                await acc.withAveragedWeights(() => acc.step(loss(2)));
+                break;
+              case 'averagedDispose': {
+                const resumed = await acc.withAveragedWeights(async () => {
+                  const state = await acc.getState();
+                  acc.dispose({ keepOptimizer: true });
+                  return state;
+                });
+                assertBitIdentical(weightsOf(model), before.weights);
+                acc = make(failing.optimizer);
+                await acc.setState(resumed);
+                break;
+              }
+              case 'racedGetState': {
+                const pending = acc.getState();
+                acc.step(loss(3));
+                assert.deepEqual(await pending, before.state, 'a step between getState and its await reached the state');
+                break;
+              }
+              case 'finalize': acc.finalizeAveragedWeights(); break;
               case 'lossThrows':
                 acc.step(() => {
                   loss(op.size)();
@@ -143,10 +172,12 @@ describe('property: every public call completes or leaves no trace', () => {
                 break;
               }
             }
-          } catch {
+          } catch (error) {
+            // A failed check inside an op is the test failing, not a fault the op handled.
+            if (error instanceof assert.AssertionError) throw error;
             threw = true;
           }
-          if (['lossThrows', 'badOptions', 'foreignState', 'badCount', 'averagedThrows'].includes(op.kind)) assert.ok(threw, `${op.kind} completed`);
+          if (['lossThrows', 'badOptions', 'foreignState', 'badCount', 'averagedThrows', 'averagedSetState', 'averagedStep'].includes(op.kind)) assert.ok(threw, `${op.kind} completed`);
           if (threw) {
             assert.deepEqual(await acc.getState(), before.state, `op ${index} (${op.kind}) changed the state`);
             assertBitIdentical(weightsOf(model), before.weights);

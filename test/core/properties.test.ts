@@ -17,7 +17,12 @@ import { OPTIMIZERS, OptimizerName, denseNet, fcParameters, maxRelativeDifferenc
  * per-micro-batch: of the mean of micro-batch means).
  */
 
-type Event = 'none' | 'flush' | 'endEpoch' | 'endEpochCarry' | 'checkpoint';
+/**
+ * What happens after a micro-batch. `averagedCheckpoint` saves the state inside
+ * `withAveragedWeights`, tries a step there (refused), disposes the accumulator there, and
+ * resumes in a fresh one: the EMA swap must not leak into the state, the weights or the training.
+ */
+type Event = 'none' | 'flush' | 'endEpoch' | 'endEpochCarry' | 'checkpoint' | 'averagedCheckpoint';
 
 interface Run {
   inputs: number;
@@ -57,7 +62,7 @@ const runArbitrary: fc.Arbitrary<Run> = fc.record({
     fc.record({
       size: fc.integer({ min: 1, max: 6 }),
       lossForm: fc.constantFrom<LossForm>('vector', 'mean', 'counted'),
-      event: fc.constantFrom<Event>('none', 'none', 'none', 'flush', 'endEpoch', 'endEpochCarry', 'checkpoint'),
+      event: fc.constantFrom<Event>('none', 'none', 'none', 'flush', 'endEpoch', 'endEpochCarry', 'checkpoint', 'averagedCheckpoint'),
     }),
     { minLength: 1, maxLength: 10 },
   ),
@@ -96,7 +101,8 @@ function perSample(model: tf.LayersModel, xs: tf.Tensor, ys: tf.Tensor): tf.Tens
 
 /**
  * The reference: per window, the big-batch gradient of the window's objective, written out with
- * plain tfjs: skipped above maxNorm, clipped, the scheduled rate, decoupled decay, the update, EMA.
+ * plain tfjs: skipped above maxNorm, clipped, the scheduled rate, decoupled decay, the update, EMA
+ * (which starts from the weights after the first applied update, as Keras's does).
  */
 function reference(run: Run, data: { xs: tf.Tensor2D; ys: tf.Tensor2D }[]): { weights: Float32Array[]; ema: Float32Array[]; tie: boolean } {
   const model = denseNet(run.inputs, run.hidden, run.seed);
@@ -127,7 +133,8 @@ function reference(run: Run, data: { xs: tf.Tensor2D; ys: tf.Tensor2D }[]): { we
         vars.forEach((v) => { if (!isBiasOrNormalization(v)) v.assign(tf.mul(v, 1 - rate * (run.weightDecay as number))); });
       }
       optimizer.applyGradients(Object.fromEntries(vars.map((v, i) => [v.name, g[i]])) as never);
-      if (run.emaDecay !== null) shadows.forEach((s, i) => s.assign(tf.add(tf.mul(s, run.emaDecay as number), tf.mul(vars[i], 1 - (run.emaDecay as number)))));
+      const decay = updateStep === 0 ? 0 : run.emaDecay;
+      if (decay !== null) shadows.forEach((s, i) => s.assign(tf.add(tf.mul(s, decay), tf.mul(vars[i], 1 - decay))));
       updateStep += 1;
       return true;
     }));
@@ -166,6 +173,20 @@ async function accumulated(run: Run, data: { xs: tf.Tensor2D; ys: tf.Tensor2D }[
       // Resume in a fresh accumulator (and optimizer) from the JSON text, as a new process would.
       const text = JSON.stringify(await acc.getState());
       acc.dispose();
+      acc = new GradientAccumulator(args());
+      await acc.setState(JSON.parse(text));
+    }
+    if (m.event === 'averagedCheckpoint') {
+      const trained = weightsOf(model);
+      const inside = async () => {
+        const text = JSON.stringify(await acc.getState());
+        if (run.emaDecay !== null) assert.throws(() => acc.step(() => tf.mean(perSample(model, xs, ys))), /withAveragedWeights/);
+        acc.dispose();
+        return text;
+      };
+      // Without ema there is no swap: the same checkpoint, taken plainly.
+      const text = run.emaDecay === null ? await inside() : await acc.withAveragedWeights(inside);
+      assert.deepEqual(weightsOf(model), trained, 'dispose inside the swap left the averages in the model');
       acc = new GradientAccumulator(args());
       await acc.setState(JSON.parse(text));
     }

@@ -10,8 +10,14 @@ describe('accumulation schedules', () => {
     assert.deepEqual([0, 3, 4, 9, 10, 50].map(at), [8, 8, 4, 4, 1, 1]);
   });
 
+  it('epochSchedule({ 1: 2, 3: 4 }): factor 1 before the first key, as Lightning\'s GradientAccumulationScheduler (issue 23, item 16)', () => {
+    const schedule = epochSchedule({ 1: 2, 3: 4 });
+    const at = (epoch: number) => schedule({ epoch, updateStep: 0 });
+    assert.deepEqual([0, 1, 2, 3, 9].map(at), [1, 2, 2, 4, 4]);
+  });
+
   it('epochSchedule rejects bad tables', () => {
-    assertThrowsMentioning(() => epochSchedule({ 1: 4 }), 'table', 'epoch 0');
+    assertThrowsMentioning(() => epochSchedule({}), 'table', 'at least one entry', 'got an empty object');
     assertThrowsMentioning(() => epochSchedule({ 0: 0 }), 'table[0]', 'positive integer');
     assertThrowsMentioning(() => epochSchedule({ 0: 2, 1.5: 3 } as never), 'table', 'whole epochs');
     assertThrowsMentioning(() => epochSchedule(null as never), 'table');

@@ -115,3 +115,24 @@ export const OPTIMIZERS = {
   rmsprop: () => tf.train.rmsprop(0.01),
 } as const;
 export type OptimizerName = keyof typeof OPTIMIZERS;
+
+/** What "a failing call changes nothing" compares: the whole state (counters, window, accumulators, slots, EMA), the weights and the tensor count. */
+export interface Untouched {
+  state: unknown;
+  weights: Float32Array[];
+  tensors: number;
+}
+
+/** Takes {@link Untouched} of an accumulator and its variables (the state read first, so its tensors are gone again). */
+export async function untouched(accumulator: { getState(): Promise<unknown> }, variables: readonly tf.Variable[]): Promise<Untouched> {
+  const state = await accumulator.getState();
+  return { state, weights: variables.map((v) => Float32Array.from(v.dataSync())), tensors: tf.memory().numTensors };
+}
+
+/** Asserts that nothing in {@link Untouched} changed since `before` was taken. */
+export async function assertUntouched(accumulator: { getState(): Promise<unknown> }, variables: readonly tf.Variable[], before: Untouched, what: string): Promise<void> {
+  assert.equal(tf.memory().numTensors, before.tensors, `${what} changed the tensor count`);
+  const now = await untouched(accumulator, variables);
+  assert.deepEqual(now.state, before.state, `${what} changed the state`);
+  assertBitIdentical(now.weights, before.weights);
+}

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
 import assert from 'node:assert/strict';
-import { installFastKernels, uninstallFastKernels } from '../../src/backend/kernels';
+import { installFastKernels, loadNativeBlas, tfjsBackendOf, uninstallFastKernels } from '../../src/backend/kernels';
 
 /**
  * Shared test machinery for the kernel tests: run the same computation on stock cpu (the
@@ -13,6 +13,30 @@ export const TOLERANCE = 1e-5;
 
 /** The backends under test, each with the project's kernels installed. */
 export const FAST_BACKENDS = ['wasm', 'cpu'] as const;
+
+/** A kernel set under test: a backend with the project's kernels, or `"native"` / `"native-cpu"` (wasm / cpu + CBLAS). */
+export type ParityBackend = 'wasm' | 'cpu' | 'native' | 'native-cpu';
+
+/**
+ * Set where the native path must be tested (CI, `npm test`): then an unbuilt addon fails the
+ * tests instead of leaving the native path untested.
+ */
+export const REQUIRE_NATIVE_ENV_VAR = 'TFJS_ACCUMULATE_REQUIRE_NATIVE';
+
+/**
+ * Whether the native addon is built here. Without it the native cases are skipped (a machine
+ * without a compiler or a BLAS), unless {@link REQUIRE_NATIVE_ENV_VAR} is `1`.
+ */
+export function nativeAvailable(): boolean {
+  const status = loadNativeBlas();
+  if (!status.available && process.env[REQUIRE_NATIVE_ENV_VAR] === '1') {
+    throw new Error(`${REQUIRE_NATIVE_ENV_VAR}=1 but the native addon ${status.reason}`);
+  }
+  return status.available;
+}
+
+/** What {@link expectParity} compares against stock cpu by default: wasm, cpu, and native when built. */
+export const PARITY_BACKENDS: readonly ParityBackend[] = [...FAST_BACKENDS, ...(nativeAvailable() ? (['native', 'native-cpu'] as const) : [])];
 
 /** Deterministic pseudo-random floats in [-1, 1) (mulberry32), independent of any backend. */
 export function randomValues(size: number, seed: number): Float32Array {
@@ -29,8 +53,9 @@ export function randomValues(size: number, seed: number): Float32Array {
 }
 
 /** Switches to a backend with the project's kernels (fast) or tfjs's own (stock). */
-export async function useBackend(name: 'wasm' | 'cpu', fast: boolean): Promise<void> {
-  assert.ok(await tf.setBackend(name), `backend ${name} must start`);
+export async function useBackend(name: ParityBackend, fast: boolean): Promise<void> {
+  const backend = tfjsBackendOf(name);
+  assert.ok(await tf.setBackend(backend), `backend ${backend} must start`);
   if (fast) installFastKernels(name);
   else uninstallFastKernels(name);
 }
@@ -62,7 +87,7 @@ export function relativeError(actual: Float32Array, expected: Float32Array): num
  * Computes `fn` on stock cpu, then on every fast backend, and asserts shapes match and values
  * agree within {@link TOLERANCE}. Returns the largest error seen.
  */
-export async function expectParity(label: string, fn: () => tf.Tensor | tf.Tensor[], backends: readonly ('wasm' | 'cpu')[] = FAST_BACKENDS): Promise<number> {
+export async function expectParity(label: string, fn: () => tf.Tensor | tf.Tensor[], backends: readonly ParityBackend[] = PARITY_BACKENDS): Promise<number> {
   await useBackend('cpu', false);
   const expected = await values(fn);
   let worst = 0;

@@ -29,6 +29,12 @@ describe('measureParallelWindow', () => {
     for (const p of m.parallel) {
       assert.ok(p.windowMs > 0 && p.speedup > 0 && p.coresUsed > 0 && p.cpuMs > 0 && p.split.computeMs > 0);
       assert.ok(p.split.computeMs + p.split.transferMs + p.split.updateMs <= p.windowMs + 1e-6, 'the split does not exceed the window');
+      // The busiest worker of 2 computed half the window's micro-batches, inside the window's time.
+      assert.equal(p.inWorker.microBatches, 2);
+      assert.ok(p.inWorker.computeMs > 0 && p.inWorker.computeMs <= p.windowMs + 1e-6 && p.inWorker.gcMs >= 0 && p.inWorker.idleMs >= 0);
+      assert.ok(Math.abs(p.inWorker.perMicroBatchMs * 2 - p.inWorker.computeMs) < 1e-9 && p.inWorker.computeInflation > 0);
+      assert.ok(p.inWorker.messages >= 3, 'two micro-batches and a reduce at least');
+      assert.ok(p.mainThread.cpuMs > 0 && p.mainThread.cpuMs <= p.cpuMs + 1e-6, 'the main thread is part of the process');
     }
   });
 

@@ -1,72 +1,19 @@
 import * as tf from '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { selectBackend } from '../../src/backend/selectBackend';
 import { checkEquivalence } from '../../src/core/equivalence';
 import { GradientAccumulator, NonFiniteGradientError } from '../../src/core/gradientAccumulator';
-import { NormalizationKind, cnn, mlp } from '../../src/tutorial/models';
 import { ParallelAccumulator, ParallelAccumulatorArgs, WorkerExitedError, WorkerFailedError } from '../../src/parallel';
 import { assertChanged, maxRelativeDifference } from '../helpers';
+import { CLASSES, FIXTURES, INPUT, SIZES, TOLERANCE, args, batchOf, makeData, makeModel, singleThread, threadCount, trainable } from '../helpers/parallel';
+import type { Data } from '../helpers/parallel';
 
 /**
  * ParallelAccumulator against the single-thread GradientAccumulator on the same micro-batches.
  * Small 8x8 digit models keep every case under a few seconds; main thread and workers both run
  * wasm + kernels so the comparison measures the reduction, not a difference of backends.
  */
-
-const FIXTURES = join(__dirname, '..', 'fixtures', 'parallelLosses.ts');
-const INPUT: [number, number, number] = [8, 8, 1];
-const CLASSES = 4;
-/** Uneven micro-batch sizes: a window of 3 twice, then a short window of 1 that flush applies. */
-const SIZES = [4, 3, 5, 4, 2, 4, 4];
-const TOLERANCE = 1e-5;
-
-type Data = { xs: Float32Array; ys: Float32Array; n: number }[];
-
-/** Seeded micro-batches as plain arrays (so each run gets fresh, transferable copies). */
-function makeData(sizes = SIZES, seed = 0): Data {
-  return sizes.map((n, k) =>
-    tf.tidy(() => ({
-      n,
-      xs: tf.randomNormal([n, ...INPUT], 0, 1, 'float32', seed + k).dataSync() as Float32Array,
-      ys: tf.oneHot(tf.randomUniform([n], 0, CLASSES, 'int32', seed + 100 + k), CLASSES).toFloat().dataSync() as Float32Array,
-    })),
-  );
-}
-
-const batchOf = (d: Data[number]) => ({ xs: { values: d.xs.slice(), shape: [d.n, ...INPUT] }, ys: { values: d.ys.slice(), shape: [d.n, CLASSES] } });
-
-function makeModel(kind: 'mlp' | 'cnn', normalization: NormalizationKind): tf.Sequential {
-  return (kind === 'mlp' ? mlp : cnn)({ normalization, inputShape: INPUT, classes: CLASSES, groups: 4, seed: 3 });
-}
-
-/** The reference: the single-thread accumulator over the same micro-batches, then flush. */
-function singleThread(model: tf.LayersModel, optimizer: tf.Optimizer, data: Data, accumulationSteps = 3): void {
-  const acc = new GradientAccumulator({ optimizer, accumulationSteps, varList: model.trainableWeights });
-  for (const d of data) {
-    tf.tidy(() => {
-      const xs = tf.tensor(d.xs, [d.n, ...INPUT]);
-      const ys = tf.tensor(d.ys, [d.n, CLASSES]);
-      acc.step(() => tf.losses.softmaxCrossEntropy(ys, model.apply(xs, { training: true }) as tf.Tensor), { sampleCount: d.n });
-    });
-  }
-  acc.flush();
-  acc.dispose();
-}
-
-const trainable = (model: tf.LayersModel) => model.trainableWeights.map((w) => Float32Array.from(w.read().dataSync() as Float32Array));
-
-function args(model: tf.LayersModel, extra: Partial<ParallelAccumulatorArgs> = {}): ParallelAccumulatorArgs {
-  // (An SGD optimizer holds a tensor: create it only when the test does not bring its own.)
-  return { model, optimizer: extra.optimizer ?? tf.train.sgd(0.1), accumulationSteps: 3, loss: 'softmaxCrossEntropy', workers: 2, backend: 'wasm', ...extra };
-}
-
-/** OS threads of this process (Linux): a terminated worker takes its threads with it. */
-function threadCount(): number {
-  return Number(/Threads:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]);
-}
 
 before(async () => {
   await selectBackend('wasm', { onNotice: () => {} });
@@ -326,8 +273,8 @@ describe('ParallelAccumulator: resume', () => {
     second.setWeights(weights);
     tf.dispose(weights);
     const resumed = await ParallelAccumulator.create(args(second, { optimizer: tf.train.adam(0.01), workers: 3 }));
-    await assert.rejects(resumed.setState({ ...state, format: 'other' }), /state must be an object from ParallelAccumulator.getState/);
-    await assert.rejects(resumed.setState({ ...state, sums: state.sums.slice(1) }), /state\.sums must be one entry per trainable weight/);
+    await assert.rejects(resumed.setState({ ...state, format: 'other' }), /state must be an object from getState\(\) \(format "tfjs-accumulate\/state@2"\)/);
+    await assert.rejects(resumed.setState({ ...state, accumulators: state.accumulators.slice(1) }, { matchBy: 'order' }), /setState: /);
     await resumed.setState(state, { matchBy: 'order' });
     for (const d of data.slice(5)) await resumed.step(batchOf(d));
     await resumed.endEpoch();

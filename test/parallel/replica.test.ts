@@ -30,6 +30,7 @@ function setup(loss: LossSpec, averaging: ReplicaInit['averaging'] = 'per-sample
     modules: [],
     weightBuffer: sharedFloat32(layout),
     sumBuffer: sharedFloat32(layout),
+    lastBuffer: sharedFloat32(layout),
   };
   return { model, layout, init };
 }
@@ -50,7 +51,7 @@ describe('Replica', () => {
       const replica = await Replica.create(init);
       batches.forEach((b, i) => replica.addMicroBatch(i, b.xs, b.ys));
       const reply = replica.reduce(1);
-      assert.equal(reply.count, 8, `${JSON.stringify(spec)}: counts the samples`);
+      assert.equal(reply.sums.count, 8, `${JSON.stringify(spec)}: counts the samples`);
       assert.deepEqual(reply.reports.map((r) => r.count), [3, 5]);
       const sums = new Float32Array(init.sumBuffer);
 
@@ -83,11 +84,11 @@ describe('Replica', () => {
     const replica = await Replica.create(init);
     const b = microBatch(4, 3);
     replica.addMicroBatch(0, b.xs, b.ys);
-    assert.deepEqual([replica.reduce(1).count], [1]);
+    assert.deepEqual([replica.reduce(1).sums.count], [1]);
     replica.dispose();
     const perSample = setup({ module: FIXTURES, export: 'perSampleCrossEntropy' }, 'per-micro-batch');
     const strict = await Replica.create(perSample.init);
-    assert.throws(() => strict.addMicroBatch(0, b.xs, b.ys), /scalar mean loss under averaging "per-micro-batch"/);
+    assert.throws(() => strict.addMicroBatch(0, b.xs, b.ys), /scalar mean loss under "per-micro-batch" averaging/);
     strict.dispose();
     tf.dispose([model, perSample.model].map((m) => m.weights.map((w) => w.read())));
   });
@@ -107,7 +108,7 @@ describe('Replica', () => {
     const tensors = tf.memory().numTensors;
     const reply = round();
     assert.equal(tf.memory().numTensors, tensors);
-    assert.deepEqual([reply.microBatches, reply.count, reply.reports.map((r) => r.finite)], [1, 2, [true, false]]);
+    assert.deepEqual([reply.sums.microBatches, reply.sums.count, reply.reports.map((r) => r.finite)], [1, 2, [true, false]]);
     replica.dispose();
     model.dispose();
   });

@@ -21,6 +21,7 @@ const translated = readdirSync(join(folder, 'zh')).filter((f) => f.endsWith('.ip
 interface Cell {
   cell_type: string;
   source: string | string[];
+  metadata?: { tags?: string[] };
   outputs?: unknown[];
   execution_count?: number | null;
 }
@@ -89,9 +90,61 @@ function longFunctions(code: string): { name: string; lines: number }[] {
   return found;
 }
 
+/** The longest code cell a chapter shows, in lines: about one screen, read without scrolling. */
+const MAX_CELL_LINES = 25;
+/** The longest code line, in characters: fits the site's code column without scrolling sideways. */
+const MAX_LINE_CHARACTERS = 88;
+/**
+ * Jupyter's tags for a cell whose code the reader does not need (Jupyter Book, nbconvert's
+ * TagRemovePreprocessor): its outputs stay, its code is hidden or folded.
+ */
+const HIDING_TAGS = ['remove-input', 'hide-input', 'remove-cell'];
+/** How many checks (`assert…(` or `check(` calls) a chapter may show in its visible code. */
+const MAX_VISIBLE_CHECKS = 4;
+
+const hidden = (cell: Cell) => (cell.metadata?.tags ?? []).some((t) => HIDING_TAGS.includes(t));
+
+/** What is wrong with the shape of one code cell: too many lines, or lines too long. */
+function shapeProblems(code: string): string[] {
+  const lines = code.replace(/\n+$/, '').split('\n');
+  const problems = lines.length > MAX_CELL_LINES ? [`${lines.length} lines (at most ${MAX_CELL_LINES})`] : [];
+  for (const [i, line] of lines.entries()) {
+    if (line.length > MAX_LINE_CHARACTERS) problems.push(`line ${i + 1} has ${line.length} characters (at most ${MAX_LINE_CHARACTERS})`);
+  }
+  return problems;
+}
+
+/** The checks a reader sees: `assert(`, `assert.equal(` … and `check(` calls in cells not hidden by a tag. */
+function visibleChecks(cells: Cell[]): number {
+  const calls = /\bassert(?:\.\w+)?\(|(?<![.\w])check\(/g;
+  return cells.filter((c) => c.cell_type === 'code' && !hidden(c)).reduce((n, c) => n + (text(c).match(calls)?.length ?? 0), 0);
+}
+
+/** Whether a cell is harness, not lesson: the backend choice every chapter repeats, or the final leak check. */
+function isBoilerplate(code: string): boolean {
+  return /^const environment = await selectBackend\(/m.test(code) || /tf\.memory\(\)\.numTensors,\s*0/.test(code);
+}
+
+/**
+ * Upstream issues and pull requests a piece of markdown names (`#34191`, `PR #19998`) without a
+ * link to their GitHub page: every `#N` must be the text of a link whose address ends in
+ * `/issues/N` or `/pull/N`.
+ */
+function unlinkedIssues(markdown: string): string[] {
+  const found: string[] = [];
+  const link = /\[([^\]]*)\]\(([^)\s]*)\)/g;
+  for (const [, label, href] of markdown.matchAll(link)) {
+    for (const [, n] of label.matchAll(/#(\d+)/g)) {
+      if (!new RegExp(`^https://github\\.com/[^/]+/[^/]+/(issues|pull)/${n}$`).test(href)) found.push(n);
+    }
+  }
+  for (const [, n] of markdown.replace(link, '').matchAll(/#(\d+)/g)) found.push(n);
+  return found;
+}
+
 describe('the notebooks', () => {
   it('are the chapters, numbered in reading order', () => {
-    assert.deepEqual(files.map((f) => f.slice(0, 3)), ['01-', '02-', '03-', '04-', '05-', '06-', '07-', '08-']);
+    assert.deepEqual(files.map((f) => f.slice(0, 3)), ['00-', '01-', '02-', '03-', '04-', '05-', '06-', '07-', '08-']);
   });
 
   for (const file of [...files, ...translated]) {
@@ -128,6 +181,31 @@ describe('the notebooks', () => {
         assert.deepEqual(clashes, [], `redefines library exports: ${clashes.join(', ')}`);
       });
 
+      if (file.endsWith('05-where-frameworks-slipped.ipynb')) {
+        it('links every upstream issue and pull request it names to its GitHub page', () => {
+          const prose = notebook.cells.filter((c) => c.cell_type === 'markdown').map(text).join('\n');
+          assert.deepEqual(unlinkedIssues(prose), []);
+          assert.ok((prose.match(/github\.com\/[^)]+\/(issues|pull)\/\d+/g) ?? []).length >= 9, 'all nine');
+        });
+      }
+
+      it(`keeps code cells to ${MAX_CELL_LINES} lines of at most ${MAX_LINE_CHARACTERS} characters`, () => {
+        for (const [i, cell] of notebook.cells.entries()) {
+          if (cell.cell_type !== 'code') continue;
+          assert.deepEqual(shapeProblems(text(cell)), [], `cell ${i + 1} is too big to read without scrolling`);
+        }
+      });
+
+      it(`keeps its checks out of the reader's way: setup and teardown tagged, at most ${MAX_VISIBLE_CHECKS} visible checks`, () => {
+        for (const [i, cell] of notebook.cells.entries()) {
+          if (cell.cell_type === 'code' && isBoilerplate(text(cell))) {
+            assert.ok(hidden(cell), `cell ${i + 1} is setup or teardown: tag it ${HIDING_TAGS.join(' or ')}`);
+          }
+        }
+        const shown = visibleChecks(notebook.cells);
+        assert.ok(shown <= MAX_VISIBLE_CHECKS, `${shown} visible checks: move the rest into cells tagged remove-input`);
+      });
+
       it(`defines no function over ${MAX_NOTEBOOK_FUNCTION_LINES} lines unless it is marked as from-scratch code`, () => {
         for (const [i, cell] of notebook.cells.entries()) {
           if (cell.cell_type !== 'code') continue;
@@ -145,6 +223,32 @@ describe('the notebooks', () => {
     assert.deepEqual(longFunctions(`function timeIt() {\n${body}\n}`), [{ name: 'timeIt', lines: 10 }]);
     assert.deepEqual(longFunctions(`// From scratch: the article's train_step.\n${helper}`), []);
     assert.deepEqual(longFunctions('const short = () => {\n  return 1;\n};'), []);
+  });
+
+  it('the shape check catches a long cell and a long line, and passes a cell at the limits', () => {
+    const atLimit = Array.from({ length: MAX_CELL_LINES }, () => 'x'.repeat(MAX_LINE_CHARACTERS)).join('\n');
+    assert.deepEqual(shapeProblems(`${atLimit}\n`), []);
+    assert.deepEqual(shapeProblems(`${atLimit}\ny;`), [`${MAX_CELL_LINES + 1} lines (at most ${MAX_CELL_LINES})`]);
+    assert.deepEqual(shapeProblems(`ok;\n${'y'.repeat(MAX_LINE_CHARACTERS + 1)}`), [`line 2 has ${MAX_LINE_CHARACTERS + 1} characters (at most ${MAX_LINE_CHARACTERS})`]);
+  });
+
+  it('the checks rule counts asserts and checks in visible cells only, and finds untagged setup and teardown', () => {
+    const cell = (source: string, tags?: string[]): Cell => ({ cell_type: 'code', source, metadata: tags ? { tags } : {} });
+    const cells = [cell('assert.equal(a, 1);\nassert(b);\ncheck(c, "c holds");'), cell('assert.ok(d);', ['remove-input']), cell('x.check(e); recheck(f);')];
+    assert.equal(visibleChecks(cells), 3);
+    assert.equal(visibleChecks([cells[1]]), 0);
+    assert.ok(isBoilerplate("const environment = await selectBackend(undefined, { onNotice: () => {} });"));
+    assert.ok(isBoilerplate('assert.equal(tf.memory().numTensors, 0);'));
+    assert.ok(!isBoilerplate("const report = await selectBackend(undefined);\nawait showTable(rows);"));
+    assert.ok(hidden(cell('', ['hide-input'])) && !hidden(cell('', ['other'])));
+  });
+
+  it('the upstream-link check finds a bare issue number and a link to the wrong page', () => {
+    const good = '[#34191](https://github.com/huggingface/transformers/pull/34191)';
+    assert.deepEqual(unlinkedIssues(`fixed in ${good} and [PR #1875](https://github.com/pytorch/torchtune/pull/1875)`), []);
+    assert.deepEqual(unlinkedIssues('transformers #34191 fixed it'), ['34191']);
+    assert.deepEqual(unlinkedIssues('[#35438](https://github.com/huggingface/transformers/pull/35808)'), ['35438']);
+    assert.deepEqual(unlinkedIssues('[#19990](https://example.com/issues/19990)'), ['19990']);
   });
 
   it('the redefinition check catches a copy of a library function', () => {

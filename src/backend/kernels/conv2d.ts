@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { CpuBackend, cpuValues } from './cpuData';
 import { gemm, transposeInto } from './gemm';
-import { im2col } from './im2col';
+import { forwardGeometry, im2col } from './im2col';
 import { biasAndActivation, FUSED_ACTIVATIONS } from './matMul';
 import { notingAttrs } from './fusedGradients';
 import { KernelArgs, KernelFn, KernelPatch } from './registry';
@@ -19,16 +19,7 @@ type CpuWithDispose = CpuBackend & { disposeData(dataId: object): void };
 export function conv2dCpu(backend: CpuBackend, x: tf.TensorInfo, filter: tf.TensorInfo, attrs: tf.NamedAttrMap): tf.TensorInfo | null {
   const dataFormat = (attrs.dataFormat as string) ?? 'NHWC';
   if (dataFormat !== 'NHWC' || x.dtype !== 'float32' || filter.dtype !== 'float32') return null;
-  const g = tf.backend_util.computeConv2DInfo(
-    x.shape as [number, number, number, number],
-    filter.shape as [number, number, number, number],
-    attrs.strides as number | [number, number],
-    attrs.dilations as number | [number, number],
-    attrs.pad as 'same' | 'valid' | number,
-    attrs.dimRoundingMode as 'floor' | 'round' | 'ceil' | undefined,
-    false,
-    'channelsLast',
-  );
+  const g = forwardGeometry(x, filter, attrs);
   const rows = g.batchSize * g.outHeight * g.outWidth;
   const depth = g.filterHeight * g.filterWidth * g.inChannels;
   const patches = new Float32Array(rows * depth);

@@ -7,6 +7,20 @@ import * as tf from '@tensorflow/tfjs';
  */
 export type ConvGeometry = tf.backend_util.Conv2DInfo;
 
+/** The geometry of a forward NHWC convolution from its kernel attributes (tfjs's own bookkeeping). */
+export function forwardGeometry(x: tf.TensorInfo, filter: tf.TensorInfo, attrs: tf.NamedAttrMap): ConvGeometry {
+  return tf.backend_util.computeConv2DInfo(
+    x.shape as [number, number, number, number],
+    filter.shape as [number, number, number, number],
+    attrs.strides as number | [number, number],
+    attrs.dilations as number | [number, number],
+    attrs.pad as 'same' | 'valid' | number,
+    attrs.dimRoundingMode as 'floor' | 'round' | 'ceil' | undefined,
+    false,
+    'channelsLast',
+  );
+}
+
 /** `dst[p, (a, b, c)] = x[n, oh·s + a·d − top, ow·s + b·d − left, c]` (rows x kh·kw·ci). */
 export function im2col(x: Float32Array, g: ConvGeometry, dst: Float32Array): void {
   const { batchSize, inHeight, inWidth, inChannels: ci, outHeight, outWidth, filterHeight: kh, filterWidth: kw } = g;

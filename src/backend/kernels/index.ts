@@ -11,10 +11,14 @@ import { fusedGradientPatches, noteFusedAttrsEverywhere, restoreFusedKernels } f
 import { identityPatches } from './identity';
 import { leadingAxisReducePatches } from './leadingAxisReduce';
 import { matMulPatches } from './matMul';
+import { nativeAddon } from './nativeBlas';
+import { nativeConv2dPatches, releaseNativeScratch } from './nativeConv2d';
+import { nativeMatMulPatches } from './nativeMatMul';
 import { reduceGradientPatches } from './reduceGrad';
 import { maxPoolGradPatches } from './maxPoolGrad';
 import {
   GradientPatch,
+  KernelFn,
   installGradients,
   installKernels,
   KernelPatch,
@@ -30,9 +34,36 @@ import { clearWeightCache } from './weightCache';
  * what makes training on them fast enough to use. See each file for what it replaces and why.
  */
 
-/** The backends that have replacement kernels. */
-export const FAST_KERNEL_BACKENDS = ['wasm', 'cpu'] as const;
+/**
+ * The kernel sets that can be installed: `"wasm"` and `"cpu"` for those backends; `"native"`,
+ * the wasm set with its matrix products and convolutions in the system CBLAS (the optional
+ * native addon, reading and writing the wasm heap in place); and `"native-cpu"`, the same
+ * products on the cpu backend's arrays. The native products live on wasm because the rest of a
+ * training step (elementwise kernels, BatchNorm, pooling) is several times faster there than on
+ * cpu (docs/benchmark.md, the native rows).
+ */
+export const FAST_KERNEL_BACKENDS = ['wasm', 'cpu', 'native', 'native-cpu'] as const;
 export type FastKernelBackend = (typeof FAST_KERNEL_BACKENDS)[number];
+
+/** The tfjs backend a kernel set is registered on. */
+export function tfjsBackendOf(set: FastKernelBackend): 'wasm' | 'cpu' {
+  return set === 'wasm' || set === 'native' ? 'wasm' : 'cpu';
+}
+
+/**
+ * The native products and convolutions of a backend. Each replaces the project's kernel of the
+ * same name on that backend and hands the cases it skips (dtypes, NCHW, one input channel on
+ * wasm) to it, so the fallback is the project's kernel, not tfjs's. Built once: the registry
+ * recognizes an installed patch by identity.
+ */
+function nativePatches(backendName: 'wasm' | 'cpu'): KernelPatch[] {
+  return [...nativeMatMulPatches(backendName), ...nativeConv2dPatches(backendName)].map((native) => {
+    const own = ALL_PATCHES.find((p) => p.backendName === backendName && p.kernelName === native.kernelName);
+    return own ? { ...native, build: (stock: KernelFn | undefined) => native.build(own.build(stock)) } : native;
+  });
+}
+let nativeCache: Record<'wasm' | 'cpu', KernelPatch[]> | null = null;
+const nativePatchesOf = (backendName: 'wasm' | 'cpu'): KernelPatch[] => (nativeCache ??= { wasm: nativePatches('wasm'), cpu: nativePatches('cpu') })[backendName];
 
 const ALL_PATCHES: KernelPatch[] = [
   ...matMulPatches,
@@ -63,6 +94,12 @@ export interface KernelReplacement {
 
 /** The replacement kernels available for a backend (installed or not). */
 export function fastKernelPatches(backendName: FastKernelBackend): KernelPatch[] {
+  if (backendName === 'native' || backendName === 'native-cpu') {
+    const base = tfjsBackendOf(backendName);
+    const native = nativePatchesOf(base);
+    const names = new Set(native.map((p) => p.kernelName));
+    return [...ALL_PATCHES.filter((p) => p.backendName === base && !names.has(p.kernelName)), ...native];
+  }
   return ALL_PATCHES.filter((p) => p.backendName === backendName);
 }
 
@@ -75,11 +112,13 @@ export function installFastKernels(backendName: FastKernelBackend): KernelReplac
   if (!FAST_KERNEL_BACKENDS.includes(backendName)) {
     throw new Error(`installFastKernels: backendName must be one of ${FAST_KERNEL_BACKENDS.map((b) => `"${b}"`).join(', ')}; got ${JSON.stringify(backendName)}.`);
   }
+  // Before anything is registered: without the addon, "native" changes nothing.
+  if (backendName === 'native' || backendName === 'native-cpu') nativeAddon(`installFastKernels("${backendName}")`);
   // Before our patches, so that the stock kernels they replace and restore note their attributes.
   noteFusedAttrsEverywhere();
   installKernels(fastKernelPatches(backendName));
   installGradients([batchNormGradientPatch, ...fusedGradientPatches, ...reduceGradientPatches]);
-  return installedFastKernels(backendName);
+  return installedFastKernels(tfjsBackendOf(backendName));
 }
 
 /**
@@ -87,10 +126,11 @@ export function installFastKernels(backendName: FastKernelBackend): KernelReplac
  * cached derived weights. The gradient replacements are removed once no backend uses them.
  */
 export function uninstallFastKernels(backendName?: FastKernelBackend): void {
-  uninstallKernels(backendName);
+  uninstallKernels(backendName === undefined ? undefined : tfjsBackendOf(backendName));
   // The fused-product gradient is gone with the last backend's kernels: so are its notes.
   if (listInstalledKernels().length === 0) restoreFusedKernels();
   clearWeightCache();
+  releaseNativeScratch();
 }
 
 /** The replacements currently installed, optionally for one backend. */
@@ -101,6 +141,9 @@ export function installedFastKernels(backendName?: string): KernelReplacement[] 
 }
 
 export { clearWeightCache, weightCacheSize } from './weightCache';
+export { loadNativeBlas, setNativeThreads, coreCount, NATIVE_ADDON_ENV_VAR } from './nativeBlas';
+export type { NativeAddon, NativeBlasInfo, NativeStatus, LoadNativeBlasArgs } from './nativeBlas';
+export { nativeScratchSize, releaseNativeScratch } from './nativeConv2d';
 export { BATCH_NORM_GRAD } from './batchNormGrad';
 export { addChecked, ADD_CHECKED } from '../../core/addChecked';
 export type { CheckedSum } from '../../core/addChecked';

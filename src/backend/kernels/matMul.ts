@@ -121,8 +121,23 @@ function batchMatMulCpu(stock: KernelFn | undefined): KernelFn {
   };
 }
 
-/** `a · b` on the cpu backend, or null for the cases left to the stock kernel. */
-function cpuProduct(backend: CpuBackend, a: tf.TensorInfo, b: tf.TensorInfo, transposeA: boolean, transposeB: boolean): tf.TensorInfo | null {
+/** The sizes of a (batched) float32 product `op(a) · op(b)`, shared by the JS and native products. */
+export interface ProductShape {
+  m: number;
+  k: number;
+  n: number;
+  /** Matrices in a and in b (1: one matrix shared by the whole batch). */
+  batchA: number;
+  batchB: number;
+  /** The broadcast leading dims of the output. */
+  outer: number[];
+}
+
+/**
+ * The sizes of `op(a) · op(b)`, or null for what the replacements leave to the stock kernel:
+ * other dtypes, rank below 2, shape errors and unusual broadcasts (its checks and messages).
+ */
+export function productShape(a: tf.TensorInfo, b: tf.TensorInfo, transposeA: boolean, transposeB: boolean): ProductShape | null {
   if (a.dtype !== 'float32' || b.dtype !== 'float32' || a.shape.length < 2 || b.shape.length < 2) return null;
   const ra = a.shape.length;
   const rb = b.shape.length;
@@ -132,9 +147,15 @@ function cpuProduct(backend: CpuBackend, a: tf.TensorInfo, b: tf.TensorInfo, tra
   const kb = transposeB ? b.shape[rb - 1] : b.shape[rb - 2];
   const batchA = sizeOf(a.shape.slice(0, -2));
   const batchB = sizeOf(b.shape.slice(0, -2));
-  // Shape errors and unusual broadcasts: the stock kernel's checks and messages.
   if (k !== kb || (batchA !== batchB && batchA !== 1 && batchB !== 1)) return null;
-  const outer = tf.backend_util.assertAndGetBroadcastShape(a.shape.slice(0, -2), b.shape.slice(0, -2));
+  return { m, k, n, batchA, batchB, outer: tf.backend_util.assertAndGetBroadcastShape(a.shape.slice(0, -2), b.shape.slice(0, -2)) };
+}
+
+/** `a · b` on the cpu backend, or null for the cases left to the stock kernel. */
+function cpuProduct(backend: CpuBackend, a: tf.TensorInfo, b: tf.TensorInfo, transposeA: boolean, transposeB: boolean): tf.TensorInfo | null {
+  const shape = productShape(a, b, transposeA, transposeB);
+  if (shape === null) return null;
+  const { m, k, n, batchA, batchB, outer } = shape;
   const batch = Math.max(batchA, batchB);
   const av = cpuValues(backend, a);
   const bv = cpuValues(backend, b);

@@ -54,7 +54,9 @@ const key = (kernelName: string, backendName: string): string => `${backendName}
 
 /**
  * Registers each patch (unregistering the stock kernel first). Patches already installed are
- * left alone, so calling this again is harmless.
+ * left alone, so calling this again is harmless; a different patch installed for the same
+ * kernel (the JS cpu product where the native one is asked for, or back) is replaced, and the
+ * stock kernel it had replaced is what the new patch wraps.
  *
  * @returns The patches that were newly installed by this call.
  */
@@ -62,7 +64,13 @@ export function installKernels(patches: KernelPatch[]): KernelPatch[] {
   const added: KernelPatch[] = [];
   for (const patch of patches) {
     const k = key(patch.kernelName, patch.backendName);
-    if (installedKernels.has(k)) continue;
+    const existing = installedKernels.get(k);
+    if (existing?.patch === patch) continue;
+    if (existing) {
+      tf.unregisterKernel(patch.kernelName, patch.backendName);
+      if (existing.previous) tf.registerKernel(existing.previous);
+      installedKernels.delete(k);
+    }
     const previous = tf.getKernel(patch.kernelName, patch.backendName);
     const stock = previous ? (previous.kernelFunc as unknown as KernelFn) : undefined;
     if (previous) tf.unregisterKernel(patch.kernelName, patch.backendName);

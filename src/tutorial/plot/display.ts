@@ -4,8 +4,11 @@
  * picks the richest one it can draw.
  */
 
+import { checkOptions } from '../../core/errors';
 import { checkFigure, type PlotlyFigure } from './figures';
 import { requireKernelPublisher } from './kernel';
+import type { DisplayLocale } from './locale';
+import { localizeFigure } from './localize';
 import { figureSvg } from './svg';
 import { figureText } from './text';
 
@@ -27,12 +30,28 @@ export interface DisplayBundle {
 
 let figureCounter = 0;
 
+/** Options of {@link figureBundle} and {@link showFigure}. */
+export interface FigureArgs {
+  /**
+   * The language of the figure's texts (see `activeLocale` and `localizeFigure`): outside `en`
+   * every title, axis title, legend name and category is translated, and one that looks English
+   * with no translation throws `MissingTranslationError`. Default: the active locale, which is
+   * `zh` in a notebook of `notebooks/zh/`.
+   */
+  locale?: DisplayLocale;
+}
+
 /**
- * Turns a figure into one display bundle: the Plotly JSON, an HTML representation that draws the
- * chart without any network access, and plain text.
+ * Turns a figure into one display bundle, in the active locale (or `args.locale`): the Plotly
+ * JSON, an HTML representation that draws the chart without any network access, and plain text.
  */
-export function figureBundle(fig: PlotlyFigure): DisplayBundle {
-  checkFigure('figureBundle', fig);
+export function figureBundle(figure: PlotlyFigure, args: FigureArgs = {}): DisplayBundle {
+  return bundleOf('figureBundle', figure, args);
+}
+
+function bundleOf(owner: string, figure: PlotlyFigure, args: FigureArgs): DisplayBundle {
+  checkFigure(owner, figure);
+  const fig = localizeFigure(figure, checkOptions<FigureArgs>(owner, 'args', args, ['locale']).locale, owner);
   // Unique on a page that shows outputs of several kernel sessions.
   const id = `tfjs-accumulate-figure-${(figureCounter++).toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
   // `<` is escaped so that no string in the figure can close the script element.
@@ -54,13 +73,16 @@ export function figureBundle(fig: PlotlyFigure): DisplayBundle {
 
 /**
  * Shows a figure as the output of the current notebook cell, as one multi-MIME display bundle
- * (see {@link figureBundle}). Works in a cell run by the tslab or the Deno kernel (JupyterLab,
+ * (see {@link figureBundle}), with its texts in the active locale: in a notebook of
+ * `notebooks/zh/` every title, axis, legend and category is Chinese, and a text the zh table
+ * (locales/zh.ts) lacks throws `MissingTranslationError` instead of reaching the reader in
+ * English. Works in a cell run by the tslab or the Deno kernel (JupyterLab,
  * classic Notebook, `jupyter nbconvert --execute`) and by `npm run notebooks`; throws anywhere
  * else. Bad input and a missing kernel throw at once; the promise resolves when the kernel has the
  * output, so write `await showFigure(fig)` to keep it in its cell under Deno.
  */
-export function showFigure(fig: PlotlyFigure): Promise<void> {
-  checkFigure('showFigure', fig);
+export function showFigure(fig: PlotlyFigure, args: FigureArgs = {}): Promise<void> {
+  const bundle = bundleOf('showFigure', fig, args);
   const publish = requireKernelPublisher('showFigure', 'figureBundle(fig) to get the display bundle, or JSON.stringify(fig)');
-  return publish(figureBundle(fig));
+  return publish(bundle);
 }

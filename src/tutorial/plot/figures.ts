@@ -63,23 +63,43 @@ export const GRID_COLOR = '#e5e9f0';
 /** Axis lines, shared by Plotly's layout and the static SVG. */
 export const AXIS_COLOR = '#9aa3ad';
 
-/** The size the static SVG is drawn at when the layout gives none; it scales down to fit. */
-export const DEFAULT_FIGURE_SIZE = { width: 720, height: 420 };
+/**
+ * The size the static SVG is drawn at when the layout gives none; it scales down to fit. The
+ * width is small enough that text of {@link FONT_SIZE} stays at 10 px or more on a 390 px phone
+ * (a 358 px column), and Plotly's own chart, which fills its container, keeps the height.
+ */
+export const DEFAULT_FIGURE_SIZE = { width: 480, height: 420 };
+
+/**
+ * The fonts of every chart, in the figure's JSON so that every front end draws the same text:
+ * the platforms' UI fonts, then CJK fonts for the Chinese edition (Debian's fonts-noto-cjk).
+ */
+export const FONT_FAMILY = "system-ui, -apple-system, 'Segoe UI', 'Noto Sans CJK SC', 'PingFang SC', 'Microsoft YaHei', sans-serif";
+/** The size of every chart text in px but the title's; the smallest text a chart draws. */
+export const FONT_SIZE = 14;
+/** The title's size in px. */
+export const TITLE_FONT_SIZE = 16;
+/** The colour of every chart text. */
+export const TEXT_COLOR = '#2a3f5f';
 
 /** The layout every chart starts from. */
 export function baseLayout(title: string, xTitle: string, yTitle: string): Record<string, unknown> {
+  const axisStyle = { zeroline: false, gridcolor: GRID_COLOR, linecolor: AXIS_COLOR, automargin: true };
   return {
-    title: { text: title },
-    xaxis: { title: { text: xTitle }, zeroline: false, gridcolor: GRID_COLOR, linecolor: AXIS_COLOR },
-    yaxis: { title: { text: yTitle }, zeroline: false, gridcolor: GRID_COLOR, linecolor: AXIS_COLOR },
+    title: { text: title, font: { size: TITLE_FONT_SIZE } },
+    xaxis: { title: { text: xTitle }, ...axisStyle },
+    yaxis: { title: { text: yTitle }, ...axisStyle },
     // plotly.js ignores a template given by name (only plotly.py resolves names), so the white
     // style is spelled out.
     paper_bgcolor: '#ffffff',
     plot_bgcolor: '#ffffff',
-    font: { family: 'system-ui, -apple-system, Segoe UI, sans-serif', size: 13 },
+    font: { family: FONT_FAMILY, size: FONT_SIZE, color: TEXT_COLOR },
     margin: { l: 60, r: 20, t: 50, b: 50 },
-    // Anchored by its top, so that extra legend rows on a narrow chart grow down, not into the axis title.
-    legend: { orientation: 'h', yanchor: 'top', y: -0.28 },
+    // At the bottom of the whole figure (`yref: 'container'`, plotly.js 2.22 and later), so that
+    // Plotly grows the bottom margin to fit it below the x-axis title. Placed at a fraction of
+    // the plot's height below the plot, as before, the rows a narrow chart needs ran into the
+    // axis title (a 390 px phone, six normalizations: one row each).
+    legend: { orientation: 'h', x: 0, xanchor: 'left', yref: 'container', y: 0, yanchor: 'bottom', font: { size: FONT_SIZE } },
     colorway: PALETTE,
     // No width: Plotly fills its container, so a chart fits a 320 px phone as well as a desktop.
     // The static SVG takes DEFAULT_FIGURE_SIZE's width as its drawing size and scales to fit.
@@ -88,13 +108,26 @@ export function baseLayout(title: string, xTitle: string, yTitle: string): Recor
   };
 }
 
+/**
+ * Ticks of a log axis at the data's own values (1, 2, 4, …, 32) instead of Plotly's decades
+ * (1, 10), when the data take a few integer values, as sizes and counts do; undefined otherwise.
+ */
+export function dataTicks(values: (number | string)[]): number[] | undefined {
+  const distinct = [...new Set(values.filter((v): v is number => typeof v === 'number' && v > 0 && Number.isFinite(v)))].sort((a, b) => a - b);
+  if (distinct.length === 0 || distinct.length > 12 || !distinct.every(Number.isInteger)) return undefined;
+  return distinct;
+}
+
 /** A line chart with one trace per series. */
 export function lineChart(args: LineChartArgs): PlotlyFigure {
   checkSeries('lineChart', args);
   const markers = args.markers ?? true;
   const layout = baseLayout(args.title, args.xTitle, args.yTitle);
-  if (args.logX) (layout.xaxis as Record<string, unknown>).type = 'log';
-  if (args.logY) (layout.yaxis as Record<string, unknown>).type = 'log';
+  for (const [log, name, key] of [[args.logX, 'xaxis', 'x'], [args.logY, 'yaxis', 'y']] as const) {
+    if (!log) continue;
+    const ticks = dataTicks(args.series.flatMap((s) => s[key]));
+    layout[name] = { ...(layout[name] as Record<string, unknown>), type: 'log', ...(ticks ? { tickvals: ticks } : {}) };
+  }
   return {
     data: args.series.map((s, i) => ({
       type: 'scatter',

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { test } from 'node:test';
 import { CONV_CASES, describeCase } from '../../helpers/convCases';
-import { expectNoLeak, expectParity, randomTensor, useBackend } from '../../helpers/kernelParity';
+import { expectNoLeak, expectParity, PARITY_BACKENDS, randomTensor, useBackend } from '../../helpers/kernelParity';
 
 test('Conv2D matches stock cpu across strides, paddings, shapes and batch sizes', async () => {
   for (const [i, c] of CONV_CASES.entries()) {
@@ -35,15 +35,17 @@ test('FusedConv2D (bias + activation) matches stock cpu', async () => {
   }
 });
 
-test('Conv2D and FusedConv2D leak no tensor on cpu', async () => {
-  await useBackend('cpu', true);
-  const x = randomTensor([2, 6, 6, 3], 1) as tf.Tensor4D;
-  const f = randomTensor([3, 3, 3, 2], 2) as tf.Tensor4D;
-  const bias = randomTensor([2], 3);
-  await expectNoLeak('Conv2D', async () => {
-    const y = tf.tidy(() => tf.add(tf.conv2d(x, f, 1, 'same'), tf.fused.conv2d({ x, filter: f, pad: 'same', strides: 1, bias, activation: 'relu' })));
-    await y.data();
-    y.dispose();
-  });
-  tf.dispose([x, f, bias]);
+test('Conv2D and FusedConv2D leak no tensor on cpu (JS and native products)', async () => {
+  for (const backend of PARITY_BACKENDS.filter((b) => b !== 'wasm')) {
+    await useBackend(backend, true);
+    const x = randomTensor([2, 6, 6, 3], 1) as tf.Tensor4D;
+    const f = randomTensor([3, 3, 3, 2], 2) as tf.Tensor4D;
+    const bias = randomTensor([2], 3);
+    await expectNoLeak('Conv2D', async () => {
+      const y = tf.tidy(() => tf.add(tf.conv2d(x, f, 1, 'same'), tf.fused.conv2d({ x, filter: f, pad: 'same', strides: 1, bias, activation: 'relu' })));
+      await y.data();
+      y.dispose();
+    });
+    tf.dispose([x, f, bias]);
+  }
 });

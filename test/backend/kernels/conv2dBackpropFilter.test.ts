@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CONV_CASES, convLoss, describeCase } from '../../helpers/convCases';
-import { expectNoLeak, expectParity, randomTensor, useBackend } from '../../helpers/kernelParity';
+import { expectNoLeak, expectParity, PARITY_BACKENDS, randomTensor, useBackend } from '../../helpers/kernelParity';
 import { installedFastKernels } from '../../../src/backend/kernels';
 
 // The reference is tfjs's own cpu kernel (TensorBuffer loops, float64 sums); tfjs's conv
@@ -28,7 +28,7 @@ test('Conv2DBackpropFilter is the project kernel on both backends', async () => 
 
 test('Conv2DBackpropFilter leaks no tensor and no backend buffer', async () => {
   const c = CONV_CASES[3];
-  for (const backend of ['wasm', 'cpu'] as const) {
+  for (const backend of PARITY_BACKENDS) {
     await useBackend(backend, true);
     const x = randomTensor(c.x, 1) as tf.Tensor4D;
     const f = randomTensor(c.filter, 2) as tf.Tensor4D;

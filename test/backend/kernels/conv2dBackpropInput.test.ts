@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CONV_CASES, convLoss, describeCase } from '../../helpers/convCases';
-import { expectNoLeak, expectParity, randomTensor, useBackend } from '../../helpers/kernelParity';
+import { expectNoLeak, expectParity, PARITY_BACKENDS, randomTensor, useBackend } from '../../helpers/kernelParity';
 import { weightCacheSize } from '../../../src/backend/kernels';
 
 test('Conv2DBackpropInput matches stock cpu across strides, paddings, shapes and batch sizes', async () => {
@@ -40,7 +40,7 @@ test('Conv2DBackpropInput with a Variable filter caches the flipped filter until
 
 test('Conv2DBackpropInput leaks no tensor and no backend buffer', async () => {
   for (const c of [CONV_CASES[0], CONV_CASES[2]]) {
-    for (const backend of ['wasm', 'cpu'] as const) {
+    for (const backend of PARITY_BACKENDS) {
       await useBackend(backend, true);
       const x = randomTensor(c.x, 1) as tf.Tensor4D;
       const f = tf.variable(randomTensor(c.filter, 2)) as unknown as tf.Tensor4D;

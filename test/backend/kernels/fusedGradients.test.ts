@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { installFastKernels, uninstallFastKernels } from '../../../src/backend/kernels';
 import { FUSED_CONV_2D_OP, FUSED_MAT_MUL_OP } from '../../../src/backend/kernels/fusedGradients';
-import { expectNoLeak, FAST_BACKENDS, randomTensor, relativeError, TOLERANCE, useBackend, values } from '../../helpers/kernelParity';
+import { expectNoLeak, FAST_BACKENDS, PARITY_BACKENDS, randomTensor, relativeError, TOLERANCE, useBackend, values } from '../../helpers/kernelParity';
 
 /** Gradients of every input of a fused product (with bias), for each transpose setting. */
 function fusedGradients(transposeA: boolean, transposeB: boolean, [m, k, n]: number[]): tf.Tensor[] {
@@ -172,7 +172,7 @@ test('a square product from a kernel registered after the install fails with a n
 });
 
 test('fused matMul and conv2d gradients leak no tensor', async () => {
-  for (const backend of FAST_BACKENDS) {
+  for (const backend of PARITY_BACKENDS) {
     await useBackend(backend, true);
     await expectNoLeak('fused matMul gradients', async () => {
       const grads = tf.tidy(() => [...fusedGradients(false, false, [64, 300, 96]), ...convGradients(1, 'same', [2, 9, 4, 8])]);

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { expectNoLeak, expectParity, randomTensor, useBackend } from '../../helpers/kernelParity';
+import { expectNoLeak, expectParity, PARITY_BACKENDS, randomTensor, useBackend } from '../../helpers/kernelParity';
 import { weightCacheSize } from '../../../src/backend/kernels';
 
 // Shapes are [m, k] x [k, n] before the transposes; the backward pass of a dense layer needs
@@ -85,7 +85,7 @@ test('a transposed Variable weight is cached on wasm and freed with the weight',
 });
 
 test('BatchMatMul and _FusedMatMul leak no tensor and no backend buffer', async () => {
-  for (const backend of ['wasm', 'cpu'] as const) {
+  for (const backend of PARITY_BACKENDS) {
     await useBackend(backend, true);
     const a = randomTensor([64, 32], 1);
     const init = randomTensor([48, 32], 2);

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { expectNoLeak, expectParity, randomTensor, useBackend } from '../../helpers/kernelParity';
+import { expectNoLeak, expectParity, PARITY_BACKENDS, randomTensor, useBackend } from '../../helpers/kernelParity';
 import { cnn, mlp } from '../../../src/tutorial/models';
 import { GradientAccumulator } from '../../../src/core/gradientAccumulator';
 
@@ -46,7 +46,7 @@ test('MLP 784-256-256-10: every gradient matches stock cpu, with and without Bat
 });
 
 test('an accumulation window of the CNN leaks nothing on the fast backends', async () => {
-  for (const backend of ['wasm', 'cpu'] as const) {
+  for (const backend of PARITY_BACKENDS) {
     await useBackend(backend, true);
     const model = cnn({ normalization: 'batch', seed: 1 });
     const accumulator = new GradientAccumulator({ optimizer: tf.train.sgd(0.01), accumulationSteps: 2, varList: model.trainableWeights });

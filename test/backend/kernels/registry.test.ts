@@ -39,5 +39,5 @@ test('the BatchNorm gradient is shared: it stays while any backend has the kerne
 });
 
 test('installFastKernels rejects an unknown backend, naming the accepted ones', () => {
-  assert.throws(() => installFastKernels('webgl' as never), /backendName must be one of "wasm", "cpu"; got "webgl"/);
+  assert.throws(() => installFastKernels('webgl' as never), /backendName must be one of "wasm", "cpu", "native", "native-cpu"; got "webgl"/);
 });

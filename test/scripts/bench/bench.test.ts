@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
+import { nativeAvailable } from '../../helpers/kernelParity';
 
 // A smoke run of the benchmark on the smallest model, without the PyTorch peer (test/scripts/
 // benchPeer.test.ts covers it): checks the JSON and the tables it writes, not timings.
@@ -22,7 +24,9 @@ test('bench --quick writes rows with spread, threads, load and a roofline', () =
   assert.deepEqual(result.torch, { unavailable: 'disabled by --no-torch' });
   assert.equal(result.loadAverage.start.length, 3);
   assert.equal(result.loadAverage.end.length, 3);
-  assert.deepEqual(result.rows.map((r: { id: string }) => r.id), ['simpleNet-64', 'simpleNet-window-4x16']);
+  const native = nativeAvailable();
+  const ids = ['simpleNet-64', 'simpleNet-window-4x16'];
+  assert.deepEqual(result.rows.map((r: { id: string }) => r.id), [...ids, ...(native ? ids.map((id) => `${id}-native`) : [])]);
   for (const r of result.rows) {
     const s = r.ours1;
     assert.ok(s.minMs <= s.ms && s.ms <= s.maxMs && s.calls >= 2, JSON.stringify(s));
@@ -30,13 +34,24 @@ test('bench --quick writes rows with spread, threads, load and a roofline', () =
     // tfjs's wasm backend runs on the main thread (V8's garbage collector may show beside it).
     if (s.busyThreads !== null) assert.ok(s.busyThreads >= 1 && s.cpuPerWall > 0, JSON.stringify(s));
     assert.equal(r.torch1, null);
-    assert.equal(r.oursAll, null, 'no multi-core path yet');
+    if (r.id.endsWith('-native')) {
+      assert.equal(r.oursAll.threads, cpus().length, 'the native path at every core');
+      assert.match(r.oursAll.label, new RegExp(`^native \\(CBLAS\\), ${cpus().length} threads`));
+    } else {
+      assert.equal(r.oursAll, null, 'wasm has no multi-core path');
+    }
     assert.equal(r.loadAverage.length, 2);
+  }
+  if (native) {
+    assert.ok(result.roofline.nativeGemm.one > 0, 'the addon\'s GEMM peak');
+    assert.match(run.stdout, /Native path: the addon's cblas_sgemm 512x512 [0-9.]+ GFLOP\/s at 1 thread/);
+    assert.match(run.stdout, /\| SimpleNet 10-1, step of 64, native \| [0-9.]+ \| — \| —% \| [0-9.]+ \| [0-9]+% of OpenBLAS \|/);
+    assert.match(result.environments['native (CBLAS)'], /^backend: wasm \+ tfjs-accumulate native kernels/);
   }
   assert.equal(result.rows[0].flops, 2 * 64 * 2 * 10, 'SimpleNet: forward and weight gradient of a 10 -> 1 layer');
   assert.ok(result.roofline.wasmSimd.gflops > 0);
   assert.deepEqual(result.backends.map((s: { backend: string }) => s.backend), ['wasm (stock)']);
-  assert.equal(result.accumulation.length, 1, 'accumulation cost on the head-to-head backend');
+  assert.equal(result.accumulation.length, native ? 2 : 1, 'accumulation cost on each head-to-head path');
   const a = result.accumulation[0];
   assert.equal(a.model, 'simpleNet');
   for (const key of ['windowMs', 'stepMs', 'timeRatio', 'memoryRatio', 'memoryRatioTheory', 'parameterBytes']) assert.ok(a[key] > 0, `${key} = ${a[key]}`);

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import { exportSite } from '../../../scripts/site/exportSite';
 import { BUNDLE_TRACE_TYPES, chartHtml, missingTraceTypes, PLOTLY_BUNDLE } from '../../../scripts/site/plotlyBundle';
-import { figureBundle, lineChart, type PlotlyFigure } from '../../../src/tutorial/plot';
+import { figureBundle, lineChart, localizeFigure, type PlotlyFigure } from '../../../src/tutorial/plot';
 
 const line = lineChart({ title: 'Loss <per> update', xTitle: 'updateStep', yTitle: 'loss', series: [{ name: 's', x: [1, 2], y: [1, 0.5] }] });
 const heatmap: PlotlyFigure = { data: [{ type: 'heatmap' as never, x: [1], y: [1] }], layout: { title: { text: 'A heatmap' } } };
@@ -27,6 +27,14 @@ describe('chartHtml', () => {
     assert.match(out, /<pre id="figure-3-1-text">Loss &lt;per&gt; update \(x: updateStep, y: loss\)/);
     const json = JSON.parse(/<script type="application\/json" class="plotly-data">(.*?)<\/script>/s.exec(out)![1]) as PlotlyFigure;
     assert.equal(json.layout.width, undefined);
+    assert.match(out, /<summary>The chart as text<\/summary>/);
+  });
+
+  it('labels a figure a Chinese notebook showed in Chinese, from the locale the figure carries', () => {
+    const zh = localizeFigure(lineChart({ title: '损失', xTitle: 'updateStep', yTitle: '损失', series: [{ name: '本库', x: [1, 2], y: [1, 0.5] }] }), 'zh');
+    const out = chartHtml(zh, 'figure-1-1').value;
+    assert.match(out, /aria-label="图表：损失"/);
+    assert.match(out, /<summary>图表的文字版<\/summary><pre id="figure-1-1-text">损失（x: 更新步，y: 损失）/);
   });
 });
 

@@ -74,6 +74,16 @@ describe('syncNotebook', () => {
   });
 });
 
+describe('cell tags', () => {
+  it('follow the English code cell (a tag added, changed or dropped there is one here), other metadata stays', () => {
+    const tagged = (source: string, tags: string[]): NotebookCell => ({ ...code(source), metadata: { tags } });
+    const english = notebook([prose('# 1. T'), code("import x from 'x';"), tagged('setup();', ['remove-input']), code('shown();')]);
+    const translated = notebook([prose('# 1. 标题'), code("import x from 'x';"), code('setup();'), { ...tagged('shown();', ['hide-input']), metadata: { tags: ['hide-input'], scrolled: true } }]);
+    const { notebook: out } = syncNotebook(english, translated, {}, '01-zh');
+    assert.deepEqual(out.cells.map((c) => c.metadata), [{}, {}, { tags: ['remove-input'] }, { scrolled: true }]);
+  });
+});
+
 describe('formerName', () => {
   it('finds the twin of a renamed English chapter by its code, and nothing for a new chapter', () => {
     const english = notebook([prose('# 6. BatchNorm'), code("import x from 'x';"), code('run(1);'), code('check();')]);

@@ -52,6 +52,26 @@ describe('figureBundle', () => {
   });
 });
 
+describe('figureBundle in a locale', () => {
+  it('sends the translated figure in every representation: Plotly JSON, SVG and text', () => {
+    const fig = sampleFigure('本库');
+    fig.layout.title = { text: '每次更新的损失' };
+    fig.layout.yaxis = { title: { text: '损失' } };
+    fig.data[0].name = '累积步数 = 1';
+    const bundle = figureBundle(fig, { locale: 'zh' });
+    const json = bundle.data[PLOTLY_MIME];
+    assert.equal((json.layout.xaxis as { title: { text: string } }).title.text, '更新步');
+    assert.deepEqual(json.layout.meta, { locale: 'zh' });
+    assert.match(bundle.data['text/html'], />更新步</);
+    assert.match(bundle.data['text/plain'], /^.*（x: 更新步，y: .*）\n  .*: 折线，3 个点/);
+  });
+
+  it('fails, naming the English texts, rather than send them to a Chinese page (negative case)', () => {
+    // sampleFigure's title "Loss per update" and yTitle "loss" have no entry in the zh table.
+    assert.throws(() => figureBundle(sampleFigure(), { locale: 'zh' }), { name: 'MissingTranslationError', message: /^figureBundle: no zh translation for "Loss per update", "loss", "accumulationSteps = 1", "accumulationSteps = 4"\./ });
+  });
+});
+
 describe('showFigure', () => {
   afterEach(() => {
     tslabJupyter.lastWriteDisplayData = null;

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { lineChart } from '../../../src/tutorial/plot/figures';
-import { figureText, formatNumber } from '../../../src/tutorial/plot/text';
+import { localizeFigure } from '../../../src/tutorial/plot/localize';
+import { figureText, figureTextLabel, tickLabel } from '../../../src/tutorial/plot/text';
 
 describe('figureText', () => {
   it('names the title, the axes and each trace with its range', () => {
@@ -14,8 +15,19 @@ describe('figureText', () => {
   });
 });
 
-describe('formatNumber', () => {
+describe('figureText in the figure’s locale', () => {
+  it('writes a translated figure’s text form in Chinese, whichever process draws it, and an English one in English', () => {
+    const english = lineChart({ title: 'Loss', xTitle: 'updateStep', yTitle: 'loss', series: [{ name: 'measured', x: [1, 2], y: [1, 0.5] }] });
+    const zh = localizeFigure({ ...english, layout: { ...english.layout, title: { text: '损失' }, yaxis: { title: { text: '损失' } } } }, 'zh');
+    assert.equal(figureText(zh), '损失（x: 更新步，y: 损失）\n  实测: 折线，2 个点，x 1 … 2，y 1 → 0.5（最小 0.5，最大 1）');
+    assert.equal(figureTextLabel(zh), '图表的文字版');
+    assert.equal(figureTextLabel(english), 'The chart as text');
+    assert.match(figureText(english), /2 points/);
+  });
+});
+
+describe('tickLabel', () => {
   it('keeps integers, rounds to four significant digits and switches to exponents at the extremes', () => {
-    assert.deepEqual([3, 0.123456, 12345.6, 0.0001234].map(formatNumber), ['3', '0.1235', '1.23e+4', '1.23e-4']);
+    assert.deepEqual([3, 0.123456, 12345.6, 0.0001234].map(tickLabel), ['3', '0.1235', '1.23e+4', '1.23e-4']);
   });
 });

@@ -65,7 +65,7 @@ export type NormExperimentConfig = Omit<Required<NormExperimentArgs>, 'data' | '
  */
 export const NORM_EXPERIMENT_PRESETS: Record<'tiny' | 'quick' | 'default' | 'large', NormExperimentArgs> = {
   tiny: { microBatchSizes: [1, 4], logicalBatchSize: 4, seeds: [0], trainSize: 16, testSize: 32, epochs: 2, statisticsSize: 16, learningRate: 3e-3, progressEvery: 2 },
-  quick: { microBatchSizes: [1, 4, 32], seeds: [0], trainSize: 512, testSize: 500, statisticsSize: 256 },
+  quick: { microBatchSizes: [1, 2, 4, 32], seeds: [0], trainSize: 512, testSize: 500, statisticsSize: 256 },
   default: {},
   large: { seeds: [0, 1, 2], trainSize: 7996, testSize: 2004 },
 };

@@ -12,6 +12,7 @@ import {
   runNormExperiment,
 } from '../../../../src/tutorial/experiments/normExperiment';
 import { NORMALIZATIONS, cnn, mlp } from '../../../../src/tutorial/models';
+import { localizeFigure, looksEnglish } from '../../../../src/tutorial/plot';
 import { assertThrowsMentioning } from '../../../helpers';
 
 // The pure-JS cpu backend, with the project's replacement kernels: stock cpu needs ~90 s for
@@ -84,6 +85,18 @@ describe('runNormExperiment at the tiny size', () => {
     assert.deepEqual(Object.keys(figures.lossCurves).sort(), [...NORMALIZATIONS].sort());
     assert.equal(figures.lossCurves.batch!.data.length, 2);
     JSON.stringify(figures); // plain JSON
+    // Log axes are ticked at the micro-batch sizes, not at Plotly's decades.
+    assert.deepEqual((figures.testError.layout.xaxis as { tickvals?: number[] }).tickvals, [1, 4]);
+    assert.deepEqual((figures.reference.layout.xaxis as { tickvals?: number[] }).tickvals, [2, 4, 8, 16, 32]);
+  });
+
+  test('every figure reads in Chinese: the zh display table knows each of its texts', () => {
+    const { figures } = result;
+    const all = [figures.testError, figures.reference, figures.recomputed!, figures.statistics!, ...Object.values(figures.lossCurves)];
+    for (const fig of all) {
+      const zh = localizeFigure(fig, 'zh'); // throws MissingTranslationError naming any text it lacks
+      assert.ok(!looksEnglish((zh.layout.title as { text: string }).text), (zh.layout.title as { text: string }).text);
+    }
   });
 
   test('reports progress: a start and an end per run, updates in between', () => {

@@ -1,0 +1,125 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as os from 'node:os';
+import fc from 'fast-check';
+import { loadNativeBlas, NativeAddon, setNativeThreads, sgemm } from '../../../src/backend/kernels/nativeBlas';
+import { nativeAvailable, randomValues } from '../../helpers/kernelParity';
+
+const skip = nativeAvailable() ? false : 'the native addon is not built here (npm run native:build says why)';
+
+/** The product the addon must compute, in float64 on plain loops. */
+function reference(transA: boolean, transB: boolean, m: number, n: number, k: number, a: Float32Array, b: Float32Array): Float64Array {
+  const c = new Float64Array(m * n);
+  for (let i = 0; i < m; i++) {
+    for (let j = 0; j < n; j++) {
+      let s = 0;
+      for (let q = 0; q < k; q++) s += a[transA ? q * m + i : i * k + q] * b[transB ? j * k + q : q * n + j];
+      c[i * n + j] = s;
+    }
+  }
+  return c;
+}
+
+test('an addon that is missing, broken or not ours is a reason, never an exception', () => {
+  try {
+    const missing = loadNativeBlas({ reload: true, env: { TFJS_ACCUMULATE_NATIVE_ADDON: '/nonexistent/addon.node' } });
+    assert.equal(missing.available, false);
+    assert.match((missing as { reason: string }).reason, /did not load: Cannot find module '\/nonexistent\/addon.node'/);
+    const broken = loadNativeBlas({ reload: true, load: () => { throw new Error('libopenblas.so.0: cannot open shared object file\nmore'); } });
+    assert.deepEqual(broken, { available: false, reason: 'did not load: libopenblas.so.0: cannot open shared object file' });
+    const foreign = loadNativeBlas({ reload: true, load: () => ({ sgemm() {} }) });
+    assert.equal(foreign.available, false);
+    assert.match((foreign as { reason: string }).reason, /is not the tfjs-accumulate BLAS addon/);
+  } finally {
+    loadNativeBlas({ reload: true });
+  }
+});
+
+test('the addon reports its BLAS, version, core type and threads, and starts at one thread', { skip }, () => {
+  const status = loadNativeBlas({ reload: true });
+  assert.ok(status.available);
+  const info = status.addon.info();
+  assert.equal(typeof info.blas, 'string');
+  if (info.blas === 'OpenBLAS') {
+    assert.match(info.config as string, /^OpenBLAS \d+\.\d+\.\d+/);
+    assert.equal(typeof info.corename, 'string');
+    assert.equal(info.threads, 1, 'one thread by default');
+  }
+});
+
+test('setNativeThreads: 1 to the core count, or "all"; anything else is a named error', { skip }, () => {
+  const cores = os.cpus().length;
+  try {
+    for (const bad of [0, cores + 1, 1.5, -1, '2' as never]) {
+      assert.throws(() => setNativeThreads(bad), new RegExp(`setNativeThreads: threads must be an integer from 1 to ${cores} \\(this machine's cores\\), or "all"`));
+    }
+    const status = loadNativeBlas();
+    assert.ok(status.available);
+    if (status.addon.info().blas !== 'OpenBLAS') return;
+    assert.equal(setNativeThreads('all'), cores);
+    assert.equal(setNativeThreads(1), 1);
+  } finally {
+    setNativeThreads(1);
+  }
+});
+
+test('sgemm matches a float64 reference for every transpose, shape and batch layout', { skip }, () => {
+  const addon = (loadNativeBlas() as { addon: NativeAddon }).addon;
+  fc.assert(
+    fc.property(
+      fc.boolean(), fc.boolean(), fc.integer({ min: 1, max: 9 }), fc.integer({ min: 1, max: 9 }), fc.integer({ min: 1, max: 9 }),
+      fc.integer({ min: 1, max: 3 }), fc.boolean(), fc.boolean(), fc.integer({ min: 0, max: 1000 }),
+      (transA, transB, m, n, k, batch, shareA, shareB, seed) => {
+        const a = randomValues((shareA ? 1 : batch) * m * k, seed);
+        const b = randomValues((shareB ? 1 : batch) * k * n, seed + 1);
+        const c = new Float32Array(batch * m * n);
+        sgemm(addon, { transA, transB, m, n, k, batch, strideA: shareA ? 0 : m * k, strideB: shareB ? 0 : k * n }, a, b, c);
+        for (let i = 0; i < batch; i++) {
+          const ai = a.subarray(shareA ? 0 : i * m * k, (shareA ? 0 : i * m * k) + m * k);
+          const bi = b.subarray(shareB ? 0 : i * k * n, (shareB ? 0 : i * k * n) + k * n);
+          const want = reference(transA, transB, m, n, k, ai, bi);
+          for (let j = 0; j < m * n; j++) assert.ok(Math.abs(c[i * m * n + j] - want[j]) <= 1e-5 * k, `batch ${i} element ${j}`);
+        }
+      },
+    ),
+    { numRuns: 200 },
+  );
+});
+
+test('sgemm with beta 1 adds the product to what the output holds (the fused bias)', { skip }, () => {
+  const addon = (loadNativeBlas() as { addon: NativeAddon }).addon;
+  const c = new Float32Array([10, 20, 30, 40]);
+  sgemm(addon, { transA: false, transB: false, m: 2, n: 2, k: 1, beta: 1 }, new Float32Array([1, 2]), new Float32Array([3, 4]), c);
+  assert.deepEqual([...c], [13, 24, 36, 48]);
+});
+
+test('sgemm checks every array against its matrices before CBLAS touches memory', { skip }, () => {
+  const addon = (loadNativeBlas() as { addon: NativeAddon }).addon;
+  const a = new Float32Array(6);
+  const b = new Float32Array(6);
+  const c = new Float32Array(4);
+  const call = (over: Partial<Record<'a' | 'b' | 'c', Float32Array>>, batch = 1, strideC = 4) =>
+    addon.sgemm(false, false, 2, 2, 3, over.a ?? a, 3, 6, over.b ?? b, 2, 6, over.c ?? c, 2, strideC, batch, 0);
+  call({});
+  assert.throws(() => call({ a: new Float32Array(5) }), /native sgemm: a is too short/);
+  assert.throws(() => call({ b: new Float32Array(5) }), /native sgemm: b is too short/);
+  assert.throws(() => call({ c: new Float32Array(3) }), /native sgemm: c is too short/);
+  assert.throws(() => call({}, 2), /native sgemm: a is too short/);
+  assert.throws(() => call({ c: new Float64Array(4) as never }), /native sgemm: c must be a Float32Array/);
+  assert.throws(() => addon.sgemm(false, false, -1, 2, 3, a, 3, 6, b, 2, 6, c, 2, 4, 1, 0), /m must be a non-negative integer/);
+  assert.throws(() => (addon.sgemm as (...args: unknown[]) => void)(false, false, 2), /expected 16 arguments/);
+});
+
+test('the backend entry still bundles for browsers: the loader hides its Node built-ins from bundlers', async () => {
+  const esbuild = await import('esbuild');
+  const result = await esbuild.build({
+    entryPoints: [require('node:path').join(__dirname, '..', '..', '..', 'src', 'backend', 'index.ts')],
+    bundle: true,
+    write: false,
+    format: 'esm',
+    platform: 'browser',
+    logLevel: 'silent',
+    external: ['@tensorflow/*'],
+  });
+  assert.deepEqual(result.errors, []);
+});
