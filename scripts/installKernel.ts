@@ -35,6 +35,7 @@ const ROOT = path.resolve(__dirname, '..');
 const CONFIG = {
   python: '/usr/bin/python3',
   tslab: path.join(ROOT, 'node_modules', '.bin', 'tslab'),
+  denoProxy: path.join(ROOT, 'scripts', 'deno', 'kernel_proxy.py'),
   displayNames: { tslab: 'TypeScript', deno: 'Deno' } as Record<KernelName, string>,
 };
 
@@ -53,17 +54,19 @@ export function denoBinary(root: string = ROOT): string | undefined {
 
 /**
  * The kernelspec (`{connection_file}` is filled by Jupyter): this repo's tslab started by this
- * Node, or this repo's deno. Both say `language: "typescript"`, which is what lets a front end
+ * Node, or this repo's deno behind the proxy of scripts/deno/kernel_proxy.py run by `python`. Both say `language: "typescript"`, which is what lets a front end
  * that knows only one of the two kernels open the notebooks (docs/deno.md).
  */
-export function kernelJson(kernel: KernelName = 'tslab'): Record<string, unknown> {
+export function kernelJson(kernel: KernelName = 'tslab', python: string = CONFIG.python): Record<string, unknown> {
   const common = { display_name: CONFIG.displayNames[kernel], language: 'typescript', metadata: { installedBy: 'tfjs-accumulate scripts/installKernel.ts' } };
   if (kernel === 'tslab') return { argv: [process.execPath, CONFIG.tslab, 'kernel', '--config-path', '{connection_file}'], ...common };
   const deno = denoBinary();
   if (!deno) throw new Error(`installKernel: no deno binary under ${path.join(ROOT, 'node_modules')}; run \`npm ci\` first (deno is a devDependency).`);
   // The kernel finds the repository's deno.json (detect-cjs for dist/) by walking up from the
   // notebook's folder, where Jupyter starts it. No update check: CI and readers may be offline.
-  return { argv: [deno, 'jupyter', '--kernel', '--conn', '{connection_file}'], env: { DENO_NO_UPDATE_CHECK: '1' }, ...common };
+  // Deno runs behind scripts/deno/kernel_proxy.py, which keeps each cell's late output in the
+  // cell (docs/deno.md); the proxy needs the pyzmq and jupyter_client of the Jupyter installing it.
+  return { argv: [python, CONFIG.denoProxy, deno, '{connection_file}'], env: { DENO_NO_UPDATE_CHECK: '1' }, ...common };
 }
 
 /**
@@ -87,7 +90,7 @@ export function installKernel(args: InstallKernelArgs = {}): string {
   const kernel = args.kernel ?? 'tslab';
   if (kernel !== 'tslab' && kernel !== 'deno') throw new Error(`installKernel: kernel must be "tslab" or "deno"; got ${JSON.stringify(kernel)}.`);
   if (kernel === 'tslab' && !fs.existsSync(CONFIG.tslab)) throw new Error(`installKernel: ${CONFIG.tslab} is missing; run \`npm ci\` first.`);
-  const spec = kernelJson(kernel);
+  const spec = kernelJson(kernel, python);
   const probe = spawnSync(python, ['-c', 'import jupyter_client'], { encoding: 'utf8' });
   if (probe.error || probe.status !== 0) {
     throw new Error(`installKernel: ${python} has no jupyter_client; run \`sudo scripts/systemDeps.sh\` (Debian packages python3-jupyter-client, jupyter-nbconvert, ...).`);

@@ -2,9 +2,11 @@
 # Installs the Debian packages that the notebook tests need, only those that are missing:
 # Chromium for the browser tests, Jupyter (nbconvert, nbclient, jupyter_client, ipykernel for
 # /usr/bin/python3) to execute the notebooks through the tslab kernel, and the classic Notebook
-# front end that a reader opens them in, and Noto CJK so that Chromium draws the Chinese edition
-# with real glyphs, and libopenblas-dev, the CBLAS (headers and libopenblas.so) that the optional
-# native kernels (native/, built by `npm run native:build`) link against. Safe to run repeatedly.
+# front end that a reader opens them in, the JupyterLab server (jupyterlab-server on
+# jupyter-server; `npm run lab` serves the front end of lab/ with it), Noto CJK so that Chromium
+# draws the Chinese edition with real glyphs, and libopenblas-dev, the CBLAS (headers and
+# libopenblas.so) that the optional native kernels (native/, built by `npm run native:build`)
+# link against. Safe to run repeatedly.
 set -euo pipefail
 
 # package  what proves it is there
@@ -15,6 +17,7 @@ checks=(
   "python3-jupyter-client|/usr/bin/python3 -c 'import jupyter_client'"
   "python3-ipykernel|/usr/bin/python3 -c 'import ipykernel'"
   "jupyter-notebook|test -x /usr/bin/jupyter-notebook"
+  "python3-jupyterlab-server|/usr/bin/python3 -c 'import jupyterlab_server'"
   "fonts-noto-cjk|test -f /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc"
   "libopenblas-dev|dpkg -s libopenblas-dev"
 )

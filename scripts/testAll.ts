@@ -17,6 +17,8 @@
  *   7. test:classic   every notebook run by a reader in classic Notebook, in headless Chromium
  *   8. check:deno     `deno check` on every notebook's cells (Deno's kernel does not type-check)
  *   9. test:deno      every notebook through nbconvert under Deno, compared cell by cell with tslab
+ *  10. test:lab       every notebook read in JupyterLab (lab/'s app, installed and built here) under
+ *                     tslab and Deno: Run All, figures, tables, save, reopen
  *
  * A failing part does not stop the later ones, so one run shows every failure; the exit code is
  * non-zero if any part failed.
@@ -47,6 +49,7 @@ const CONFIG = {
     { name: 'test:classic', command: ['npm', 'run', '--silent', 'test:classic'], env: NOTEBOOK_ENV },
     { name: 'check:deno', command: ['npm', 'run', '--silent', 'check:deno'] },
     { name: 'test:deno', command: ['npm', 'run', '--silent', 'test:deno'], env: NOTEBOOK_ENV },
+    { name: 'test:lab', command: ['npm', 'run', '--silent', 'test:lab'], env: NOTEBOOK_ENV },
   ],
 };
 

@@ -101,15 +101,17 @@ after(() => {
 });
 
 describe('the deno kernelspec', () => {
-  it('is installed by `kernel:install -- --deno`, idempotently, and runs the deno from node_modules', async () => {
+  it('is installed by `kernel:install -- --deno`, idempotently, and runs the deno from node_modules behind the late-output proxy', async () => {
     const first = await installKernel('deno');
     assert.equal(first.status, 0, first.output);
     const second = await installKernel('deno');
     assert.equal(second.status, 0, second.output);
     assert.deepEqual(second.kernelJson, first.kernelJson);
-    const [binary, ...args] = first.kernelJson!.argv;
+    const [python, proxy, binary, ...args] = first.kernelJson!.argv;
+    assert.equal(python, PYTHON);
+    assert.equal(proxy, path.join(ROOT, 'scripts', 'deno', 'kernel_proxy.py'));
     assert.ok(binary.startsWith(path.join(ROOT, 'node_modules') + path.sep), binary);
-    assert.deepEqual(args, ['jupyter', '--kernel', '--conn', '{connection_file}']);
+    assert.deepEqual(args, ['{connection_file}']);
     // The language the notebooks declare: how a front end with only this kernel picks it.
     assert.equal(first.kernelJson!.language, 'typescript');
     assert.equal(first.kernelJson!.display_name, 'Deno');

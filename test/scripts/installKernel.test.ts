@@ -9,8 +9,9 @@ const ROOT = path.resolve(__dirname, '..', '..');
 describe('kernelJson', () => {
   it("runs this clone's deno for --deno, and declares the notebooks' language for both kernels", () => {
     const deno = kernelJson('deno') as { argv: string[]; language: string; display_name: string; env: Record<string, string> };
-    assert.deepEqual(deno.argv, [denoBinary(), 'jupyter', '--kernel', '--conn', '{connection_file}']);
-    assert.ok(deno.argv[0].startsWith(path.join(ROOT, 'node_modules') + path.sep));
+    assert.deepEqual(deno.argv, ['/usr/bin/python3', path.join(ROOT, 'scripts', 'deno', 'kernel_proxy.py'), denoBinary(), '{connection_file}']);
+    assert.ok(deno.argv[2].startsWith(path.join(ROOT, 'node_modules') + path.sep));
+    assert.equal((kernelJson('deno', '/opt/py/bin/python3') as { argv: string[] }).argv[0], '/opt/py/bin/python3');
     assert.equal(deno.display_name, 'Deno');
     assert.equal(deno.env.DENO_NO_UPDATE_CHECK, '1');
     for (const kernel of ['tslab', 'deno'] as const) assert.equal(kernelJson(kernel).language, NOTEBOOK_KERNELSPEC.language, kernel);

@@ -1,0 +1,242 @@
+"""Deno's Jupyter kernel behind a proxy that keeps every cell's output in its cell.
+
+    kernel_proxy.py DENO_BINARY CONNECTION_FILE
+
+The "deno" kernelspec of `npm run kernel:install -- --deno` runs this (with Debian's Python,
+which has pyzmq and jupyter_client). Deno 2.9.6's kernel sends a cell's `status: idle` before
+the last lines the cell printed (docs/deno.md, "Late output"); front ends stop listening to a
+cell at its idle, so JupyterLab and classic Notebook drop those lines, or show them under the
+next cell. The proxy listens where Jupyter asked the kernel to, starts Deno on ports of its own,
+and forwards every message unchanged except:
+
+- an `execute_request` waits until the cell before it is finished, so the kernel never starts a
+  cell while the one before still has output queued (a front end's Run All sends all at once);
+- a cell's `idle` is held back; the proxy runs a barrier, a silent cell printing a unique marker.
+  Everything the cell printed entered Deno's queue before the marker, and the queue is forwarded
+  in order, so when the marker arrives the cell's output is complete. Late output stamped with
+  the barrier's id is given back its cell's id; then the held `idle` goes out;
+- when a cell fails, the requests that waited behind it are answered `aborted`, as the kernel
+  itself does with `stop_on_error` (Run All stops at the failing cell).
+"""
+import collections
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import uuid
+
+import zmq
+from jupyter_client.connect import write_connection_file
+from jupyter_client.session import Session
+
+DELIM = b"<IDS|MSG>"
+OUTPUT_TYPES = {"stream", "display_data", "execute_result", "error", "clear_output", "update_display_data"}
+
+
+def split(frames):
+    """(identities, [hmac, header, parent, metadata, content, *buffers])."""
+    i = frames.index(DELIM)
+    return frames[:i], frames[i + 1 :]
+
+
+class Proxy:
+    def __init__(self, deno, outer_file):
+        with open(outer_file, encoding="utf-8") as f:
+            outer = json.load(f)
+        key = outer["key"].encode()
+        self.session = Session(key=key, signature_scheme=outer["signature_scheme"], username="kernel_proxy")
+        fd, self.inner_file = tempfile.mkstemp(prefix="deno-inner-", suffix=".json")
+        os.close(fd)
+        os.remove(self.inner_file)
+        write_connection_file(self.inner_file, ip=outer["ip"], key=key, transport=outer["transport"], signature_scheme=outer["signature_scheme"])
+        with open(self.inner_file, encoding="utf-8") as f:
+            inner = json.load(f)
+        self.kernel = subprocess.Popen([deno, "jupyter", "--kernel", "--conn", self.inner_file])
+        ctx = zmq.Context.instance()
+
+        def url(cfg, name):
+            return f"{cfg['transport']}://{cfg['ip']}:{cfg[name + '_port']}"
+
+        def bind(kind, name):
+            s = ctx.socket(kind)
+            s.linger = 0
+            s.bind(url(outer, name))
+            return s
+
+        def connect(kind, name, identity=None):
+            s = ctx.socket(kind)
+            s.linger = 0
+            if identity:
+                s.identity = identity
+            s.connect(url(inner, name))
+            return s
+
+        # The kernel sends input_request to the identity of the shell request's sender, so the
+        # proxy's shell and stdin sockets share one identity.
+        me = f"kernel_proxy-{uuid.uuid4().hex}".encode()
+        self.front = {n: bind(zmq.ROUTER, n) for n in ("shell", "control", "stdin")}
+        self.front["iopub"] = bind(zmq.PUB, "iopub")
+        self.front["hb"] = bind(zmq.REP, "hb")
+        self.back = {"shell": connect(zmq.DEALER, "shell", me), "control": connect(zmq.DEALER, "control"), "stdin": connect(zmq.DEALER, "stdin", me)}
+        self.back["iopub"] = connect(zmq.SUB, "iopub")
+        self.back["iopub"].setsockopt(zmq.SUBSCRIBE, b"")
+        self.barrier_socket = connect(zmq.DEALER, "shell")
+        # Who asked what: replies are routed by their parent's msg_id, whatever identities the
+        # kernel copies back.
+        self.routes = {}
+        self.waiting = collections.deque()
+        self.cell = None
+
+    # -- shell, control, stdin ---------------------------------------------------------------
+
+    def from_front(self, channel, frames):
+        idents, parts = split(frames)
+        header = json.loads(parts[1])
+        self.routes[header["msg_id"]] = idents
+        if channel == "stdin":
+            self.back["stdin"].send_multipart([DELIM, *parts])
+        elif channel == "shell" and header["msg_type"] == "execute_request":
+            self.waiting.append((header, parts))
+            self.next_cell()
+        else:
+            self.back[channel].send_multipart([DELIM, *parts])
+
+    def from_back(self, channel, frames):
+        _, parts = split(frames)
+        parent = json.loads(parts[2])
+        idents = self.routes.get(parent.get("msg_id"))
+        if channel == "stdin" and self.cell is not None:
+            idents = self.routes.get(self.cell["msg_id"])
+        if idents is None:
+            return
+        if channel != "stdin" and json.loads(parts[1])["msg_type"].endswith("_reply"):
+            self.routes.pop(parent.get("msg_id"), None)
+            if self.cell is not None and parent.get("msg_id") == self.cell["msg_id"]:
+                self.cell["failed"] = json.loads(parts[4]).get("status") == "error"
+        self.front[channel].send_multipart([*idents, DELIM, *parts])
+
+    def next_cell(self):
+        if self.cell is not None or not self.waiting:
+            return
+        header, parts = self.waiting.popleft()
+        content = json.loads(parts[4])
+        self.cell = {"msg_id": header["msg_id"], "header": header, "barrier": None, "idle": None, "marker": None, "marker_seen": False, "barrier_idle": False, "failed": False, "stop_on_error": content.get("stop_on_error", True)}
+        self.back["shell"].send_multipart([DELIM, *parts])
+
+    def abort_waiting(self):
+        while self.waiting:
+            header, _ = self.waiting.popleft()
+            idents = self.routes.pop(header["msg_id"], [])
+            self.session.send(self.front["iopub"], "status", {"execution_state": "busy"}, parent=header)
+            self.session.send(self.front["shell"], "execute_reply", {"status": "aborted", "execution_count": None}, parent=header, ident=idents)
+            self.session.send(self.front["iopub"], "status", {"execution_state": "idle"}, parent=header)
+
+    # -- iopub -------------------------------------------------------------------------------
+
+    def publish(self, parts, parent=None):
+        """Forwards an IOPub message, re-signed under `parent` when given."""
+        if parent is not None:
+            parts = list(parts)
+            parts[2] = json.dumps(parent).encode()
+            parts[0] = self.session.sign(parts[1:5])
+        self.front["iopub"].send_multipart([DELIM, *parts])
+
+    def from_iopub(self, frames):
+        idents, parts = split(frames)
+        header, parent = json.loads(parts[1]), json.loads(parts[2])
+        msg_type, parent_id = header["msg_type"], parent.get("msg_id")
+        cell = self.cell
+        if cell is None or parent_id not in (cell["msg_id"], cell["barrier"]):
+            self.publish(parts)
+            return
+        content = json.loads(parts[4])
+        idle = msg_type == "status" and content.get("execution_state") == "idle"
+        if parent_id == cell["msg_id"]:
+            if idle and cell["barrier"] is None:
+                cell["idle"] = parts
+                cell["marker"] = f"kernel_proxy barrier {uuid.uuid4().hex}"
+                msg = self.session.msg("execute_request", {"code": f"console.log({json.dumps(cell['marker'])})", "silent": True, "store_history": False, "allow_stdin": False, "stop_on_error": False, "user_expressions": {}})
+                cell["barrier"] = msg["header"]["msg_id"]
+                self.session.send(self.barrier_socket, msg)
+            else:
+                self.publish(parts)
+            return
+        # The barrier's messages: late output of the cell (re-stamped), the marker, the rest dropped.
+        if idle:
+            cell["barrier_idle"] = True
+        elif msg_type == "stream" and cell["marker"] in content.get("text", ""):
+            cell["marker_seen"] = True
+            before = content["text"].split(cell["marker"], 1)[0].rstrip("\n")
+            if before:
+                content["text"] = before + "\n"
+                parts = list(parts)
+                parts[4] = json.dumps(content).encode()
+                self.publish(parts, cell["header"])
+        elif msg_type in OUTPUT_TYPES and not cell["marker_seen"]:
+            self.publish(parts, cell["header"])
+        if cell["marker_seen"] and cell["barrier_idle"]:
+            self.publish(cell["idle"])
+            self.cell = None
+            if cell["failed"] and cell["stop_on_error"]:
+                self.abort_waiting()
+            self.next_cell()
+
+    # -- loop --------------------------------------------------------------------------------
+
+    def run(self):
+        poller = zmq.Poller()
+        sockets = {}
+        for name, s in self.front.items():
+            poller.register(s, zmq.POLLIN)
+            sockets[s] = ("front", name)
+        for name, s in self.back.items():
+            poller.register(s, zmq.POLLIN)
+            sockets[s] = ("back", name)
+        poller.register(self.barrier_socket, zmq.POLLIN)
+        sockets[self.barrier_socket] = ("barrier", None)
+        while self.kernel.poll() is None:
+            for s, _ in poller.poll(500):
+                side, name = sockets[s]
+                frames = s.recv_multipart()
+                if side == "barrier":
+                    continue  # the barrier's execute_reply
+                if name == "hb":
+                    s.send_multipart(frames)
+                elif side == "front":
+                    self.from_front(name, frames)
+                elif name == "iopub":
+                    self.from_iopub(frames)
+                else:
+                    self.from_back(name, frames)
+        return self.kernel.returncode
+
+    def stop(self, *_):
+        if self.kernel.poll() is None:
+            self.kernel.terminate()
+            try:
+                self.kernel.wait(10)
+            except subprocess.TimeoutExpired:
+                self.kernel.kill()
+        if os.path.exists(self.inner_file):
+            os.remove(self.inner_file)
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: kernel_proxy.py DENO_BINARY CONNECTION_FILE")
+    proxy = Proxy(sys.argv[1], sys.argv[2])
+    # Jupyter stops a kernel with SIGTERM (or SIGKILL) and interrupts it with SIGINT, sent to
+    # this process: the interrupt is Deno's.
+    signal.signal(signal.SIGTERM, lambda *_: (proxy.stop(), sys.exit(0)))
+    signal.signal(signal.SIGINT, lambda *_: proxy.kernel.send_signal(signal.SIGINT))
+    try:
+        code = proxy.run()
+    finally:
+        proxy.stop()
+    sys.exit(code or 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,129 @@
+/**
+ * Starts a JupyterLab server on 127.0.0.1 with a token: `jupyter lab` where one is installed, else
+ * the lab app of lab/ on Debian's jupyterlab-server (lab/server.py). Used by `npm run lab` and by
+ * the JupyterLab end-to-end test.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import * as net from 'node:net';
+import * as path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+/** Debian's Python, which has jupyterlab-server (scripts/systemDeps.sh). */
+const PYTHON = '/usr/bin/python3';
+
+/** Which server: a JupyterLab installed with pip/conda (`jupyter lab`), or lab/'s app. */
+export type LabFrontEnd = 'jupyter-lab' | 'lab-app';
+
+/** Options of {@link startLabServer}. */
+export interface StartLabArgs {
+  /** The folder the server shows and opens notebooks from. Required. */
+  root: string;
+  /** Which server. Default: `jupyter-lab` when {@link hasJupyterLab}, else `lab-app`. */
+  frontEnd?: LabFrontEnd;
+  /** The environment of the server and its kernels (JUPYTER_PATH finds the kernelspecs). Default: this process's. */
+  env?: NodeJS.ProcessEnv;
+  /** TCP port. Default: a free one. */
+  port?: number;
+  /** The token in the URL. Default: 32 random hex digits. */
+  token?: string;
+  /** lab-app only: folders for the reader's settings and workspaces. Default: lab/build/. */
+  settingsDir?: string;
+  workspacesDir?: string;
+  /** Called with each chunk of the server's log. Default: the log is only kept. */
+  onLog?: (chunk: string) => void;
+  /** How long the server may take to listen (ms). Default 60 000. */
+  startTimeoutMs?: number;
+}
+
+/** A running server. */
+export interface LabServer {
+  frontEnd: LabFrontEnd;
+  /** `http://127.0.0.1:PORT`. */
+  base: string;
+  token: string;
+  /** The URL to open, token included. */
+  url: string;
+  process: ChildProcess;
+  /** Everything the server logged so far. */
+  log(): string;
+  /** Stops the server and its kernels. */
+  stop(): Promise<void>;
+}
+
+/** True when `jupyter lab` runs here (JupyterLab installed with pip or conda). */
+export function hasJupyterLab(env: NodeJS.ProcessEnv = process.env): boolean {
+  const r = spawnSync('jupyter', ['lab', '--version'], { env, encoding: 'utf8' });
+  return !r.error && r.status === 0;
+}
+
+/** True when Debian's Python has jupyterlab-server, which lab/server.py needs. */
+export function hasLabServer(): boolean {
+  const r = spawnSync(PYTHON, ['-c', 'import jupyterlab_server'], { encoding: 'utf8' });
+  return !r.error && r.status === 0;
+}
+
+/** A free TCP port on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  const probe = net.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const port = (probe.address() as net.AddressInfo).port;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+/** The command line of a server, without starting it. */
+export function labCommand(frontEnd: LabFrontEnd, args: { root: string; port: number; token: string; settingsDir?: string; workspacesDir?: string }): string[] {
+  const common = ['--no-browser', '--ServerApp.ip=127.0.0.1', `--ServerApp.port=${args.port}`, '--ServerApp.port_retries=0', `--ServerApp.token=${args.token}`, `--ServerApp.root_dir=${args.root}`];
+  if (process.getuid?.() === 0) common.push('--allow-root');
+  if (frontEnd === 'jupyter-lab') return ['jupyter', 'lab', ...common];
+  const dirs = [...(args.settingsDir ? [`--TutorialLab.user_settings_dir=${args.settingsDir}`] : []), ...(args.workspacesDir ? [`--TutorialLab.workspaces_dir=${args.workspacesDir}`] : [])];
+  return [PYTHON, path.join(ROOT, 'lab', 'server.py'), ...common, ...dirs];
+}
+
+/** Starts the server and resolves once it listens; rejects with its log if it exits or times out. */
+export async function startLabServer(args: StartLabArgs): Promise<LabServer> {
+  const frontEnd = args.frontEnd ?? (hasJupyterLab(args.env) ? 'jupyter-lab' : 'lab-app');
+  if (frontEnd === 'lab-app' && !hasLabServer()) {
+    throw new Error(`lab: ${PYTHON} has no jupyterlab_server; run \`bash scripts/systemDeps.sh\` (Debian's python3-jupyterlab-server), or install JupyterLab.`);
+  }
+  const port = args.port ?? (await freePort());
+  const token = args.token ?? randomBytes(16).toString('hex');
+  const [command, ...argv] = labCommand(frontEnd, { root: args.root, port, token, settingsDir: args.settingsDir, workspacesDir: args.workspacesDir });
+  // Debian's Python 3.11 prints a debugger warning about frozen modules on every start.
+  const child = spawn(command, argv, { env: { PYDEVD_DISABLE_FILE_VALIDATION: '1', ...(args.env ?? process.env) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  const onData = (b: Buffer): void => {
+    log += b;
+    args.onLog?.(b.toString());
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  const base = `http://127.0.0.1:${port}`;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const started = Date.now();
+  const timeout = args.startTimeoutMs ?? 60_000;
+  while (!log.includes(`${base}/`)) {
+    if (child.exitCode !== null || child.signalCode !== null || Date.now() - started > timeout) {
+      child.kill('SIGTERM');
+      throw new Error(`lab: the ${frontEnd} server did not start (${child.exitCode !== null ? `exit ${child.exitCode}` : 'timeout'}):\n${log}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    frontEnd,
+    base,
+    token,
+    url: `${base}/lab?token=${token}`,
+    process: child,
+    log: () => log,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      // SIGTERM: jupyter-server shuts its kernels down and exits without asking.
+      child.kill('SIGTERM');
+      const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(killer);
+    },
+  };
+}

@@ -1,0 +1,203 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { after, before, describe, it } from 'node:test';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { cellOutputs, findLosses } from '../../scripts/deno/compareOutputs';
+import { readNotebook } from '../../scripts/deno/notebooks';
+import { ensureLabApp } from '../../scripts/lab/app';
+import { startLabServer, type LabServer } from '../../scripts/lab/server';
+import { isolatedJupyterEnv } from '../helpers/jupyter';
+import { calls, drawnFigures, errorOutputs, openNotebook, readOpenNotebook, renderedTables, runAll, save } from '../helpers/jupyterLab';
+
+// Every notebook of both editions, read in JupyterLab (lab/'s app on Debian's jupyterlab-server)
+// as a reader does, under each kernel: open it, check the kernel, Run All, no error or stderr,
+// every showFigure drawn and every showTable rendered, save, reopen in a fresh page: still
+// unmodified, every figure drawn again. The Deno server sees only the deno kernelspec, so the
+// notebooks (which name `tslab`) get it by their language, as a reader with only Deno would;
+// every cell must then show as many lines as under tslab. `npm run test:lab` runs it; the lab
+// app is installed (npm ci, from npm's cache) and built here, only when stale.
+const ROOT = path.resolve(__dirname, '..', '..');
+const NOTEBOOKS = path.join(ROOT, 'notebooks');
+const FILES = ['', 'zh/'].flatMap((dir) => fs.readdirSync(path.join(NOTEBOOKS, dir)).filter((f) => f.endsWith('.ipynb')).sort().map((f) => dir + f));
+const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'];
+const PLOTLY_MIME = 'application/vnd.plotly.v1+json';
+const ALL_KERNELS = ['tslab', 'deno'] as const;
+type Kernel = (typeof ALL_KERNELS)[number];
+const CONFIG = {
+  /** The copies (inside the repository, so that the kernels find the library), per kernel. */
+  work: path.join(ROOT, 'build', 'jupyterlab-e2e'),
+  /** The longest Run All of one notebook may take (ms). */
+  notebookTimeoutMs: 300_000,
+  /** Only these notebooks (comma-separated, e.g. `01-environment.ipynb,zh/02-model.ipynb`, or `-` for none); for development. */
+  only: process.env.LAB_E2E_ONLY?.split(',').filter(Boolean),
+  /** Only this kernel (`tslab` or `deno`); for development. The Deno run compares with tslab's saved copies. */
+  kernels: ALL_KERNELS.filter((k) => !process.env.LAB_E2E_KERNEL || process.env.LAB_E2E_KERNEL === k),
+  /** Where a failing test's screenshot goes. */
+  shots: path.join(ROOT, 'build', 'jupyterlab-e2e-shots'),
+};
+const KERNELS = CONFIG.kernels;
+
+/** A cell that prints more than Deno's kernel publishes before its idle, then a second cell. */
+const LATE_LINES = 300;
+const LATE_OUTPUT = {
+  cells: [`for (let i = 0; i < ${LATE_LINES}; i++) console.log(\`line \${i}\`);`, "console.log('second cell');\n42"].map((source, i) => ({ id: `late-${i}`, cell_type: 'code', execution_count: null, metadata: {}, outputs: [], source })),
+  // JupyterLab falls back to a kernel of the notebook's language by `language_info.name`, which
+  // the chapters carry; without it a server with only Deno asks the reader to pick a kernel.
+  metadata: { kernelspec: { display_name: 'TypeScript', language: 'typescript', name: 'tslab' }, language_info: { name: 'typescript' } },
+  nbformat: 4,
+  nbformat_minor: 5,
+};
+
+let tmp: string;
+let browser: Browser;
+const servers = new Map<Kernel, LabServer>();
+
+function installKernel(kernel: Kernel): void {
+  const flags = kernel === 'deno' ? ['--deno'] : [];
+  const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts', 'installKernel.ts'), ...flags, `--prefix=${path.join(tmp, kernel, 'prefix')}`], { cwd: ROOT, encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+}
+
+before(async () => {
+  const started = performance.now();
+  const app = ensureLabApp({ stdio: 'pipe' });
+  console.log(`# lab app: npm ci ${app.installSeconds.toFixed(1)} s, build ${app.buildSeconds.toFixed(1)} s, setup ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'lab-e2e-'));
+  fs.rmSync(CONFIG.work, { recursive: true, force: true });
+  for (const kernel of KERNELS) {
+    const dir = path.join(CONFIG.work, kernel);
+    fs.mkdirSync(path.join(dir, 'zh'), { recursive: true });
+    for (const f of FILES) fs.copyFileSync(path.join(NOTEBOOKS, f), path.join(dir, f));
+    fs.copyFileSync(path.join(ROOT, 'test', 'fixtures', 'notebooks', 'runtime-error.ipynb'), path.join(dir, 'runtime-error.ipynb'));
+    fs.writeFileSync(path.join(dir, 'late-output.ipynb'), JSON.stringify(LATE_OUTPUT));
+    // One server per kernel, each seeing only its own kernelspec.
+    installKernel(kernel);
+    const state = path.join(tmp, kernel);
+    servers.set(kernel, await startLabServer({ root: dir, frontEnd: 'lab-app', env: { ...isolatedJupyterEnv(state), DENO_NO_UPDATE_CHECK: '1' }, settingsDir: path.join(state, 'settings'), workspacesDir: path.join(state, 'workspaces') }));
+  }
+  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_FLAGS });
+});
+
+after(async () => {
+  await browser?.close();
+  for (const server of servers.values()) await server.stop();
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+/** A page that records console errors and uncaught exceptions. */
+async function newPage(): Promise<{ page: Page; errors: string[] }> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const errors: string[] = [];
+  // A failed request is reported with its URL; the console's own line about it names none.
+  page.on('console', (m) => m.type() === 'error' && !m.text().startsWith('Failed to load resource') && errors.push(m.text().slice(0, 300)));
+  page.on('response', (r) => r.status() >= 400 && errors.push(`${r.status()} ${r.url().replace(/token=\w+/, 'token=…')}`));
+  page.on('pageerror', (e) => errors.push(e.message.slice(0, 300)));
+  return { page, errors };
+}
+
+/** Shuts down every session (and its kernel) of the server through its REST API. */
+async function shutDownSessions(server: LabServer): Promise<void> {
+  const auth = { headers: { Authorization: `token ${server.token}` } };
+  const sessions = (await (await fetch(`${server.base}/api/sessions`, auth)).json()) as { id: string }[];
+  for (const s of sessions) await fetch(`${server.base}/api/sessions/${s.id}`, { ...auth, method: 'DELETE' });
+}
+
+let workspaces = 0;
+
+/**
+ * Opens, runs, checks, saves and reopens one notebook under one kernel; returns what a check needs.
+ * The first page is closed before the second opens: a page left open follows the notebook's next
+ * session, and logs its kernel's websocket failing when that kernel is shut down.
+ */
+async function readInLab(kernel: Kernel, file: string) {
+  const server = servers.get(kernel)!;
+  let current: Page | undefined;
+  try {
+    const first = await newPage();
+    current = first.page;
+    await openNotebook(first.page, { base: server.base, token: server.token, workspace: `run${++workspaces}`, file });
+    const opened = await readOpenNotebook(first.page);
+    await runAll(first.page, CONFIG.notebookTimeoutMs);
+    const ran = await readOpenNotebook(first.page);
+    const figures = await drawnFigures(first.page);
+    const tables = await renderedTables(first.page);
+    await save(first.page);
+    await first.page.close();
+    await shutDownSessions(server);
+    const second = await newPage();
+    current = second.page;
+    await openNotebook(second.page, { base: server.base, token: server.token, workspace: `reopen${workspaces}`, file, kernel: false });
+    const figuresAgain = await drawnFigures(second.page);
+    // jupyterlab-plotly would now add an image/png to every figure and mark the notebook modified.
+    await second.page.waitForTimeout(1000);
+    const reopened = await readOpenNotebook(second.page);
+    return { opened, ran, figures, tables, figuresAgain, reopened, pageErrors: [...first.errors, ...second.errors] };
+  } catch (e) {
+    fs.mkdirSync(CONFIG.shots, { recursive: true });
+    const shot = path.join(CONFIG.shots, `${kernel}-${file.replace(/\//g, '-')}.png`);
+    await current?.screenshot({ path: shot }).catch(() => undefined);
+    throw new Error(`${(e as Error).message}\nscreenshot: ${shot}\nserver log, last lines:\n${server.log().split('\n').slice(-25).join('\n')}`);
+  } finally {
+    if (current && !current.isClosed()) await current.close();
+    // Every kernel the notebook started, shut down once no page is connected to it.
+    await shutDownSessions(server);
+  }
+}
+
+const plotlyOutputs = (cells: { outputs?: { data?: Record<string, unknown> }[] }[]): number => cells.reduce((n, c) => n + (c.outputs ?? []).filter((o) => o.data?.[PLOTLY_MIME] !== undefined).length, 0);
+const isDrawn = (f: { traces: number; width: number; height: number }): boolean => f.traces > 0 && f.width > 0 && f.height > 0;
+
+for (const kernel of KERNELS) {
+  describe(`the notebooks in JupyterLab with the ${kernel} kernel`, () => {
+    for (const file of FILES.filter((f) => !CONFIG.only || CONFIG.only.includes(f))) {
+      it(`runs ${file}, draws its figures and tables, and reopens it unchanged`, { timeout: CONFIG.notebookTimeoutMs + 180_000 }, async (t) => {
+        const started = performance.now();
+        const seen = await readInLab(kernel, file);
+        t.diagnostic(`${kernel} ${file}: ${((performance.now() - started) / 1000).toFixed(1)} s`);
+        assert.equal(seen.opened.kernel, kernel, 'the kernel JupyterLab started for the notebook');
+        const code = seen.ran.cells.filter((c) => c.type === 'code');
+        assert.deepEqual(errorOutputs(seen.ran.cells), [], 'no cell shows an error or writes to stderr');
+        assert.deepEqual(code.filter((c) => c.executionCount === null).map((c) => c.source.split('\n')[0]), [], 'every code cell ran');
+        assert.equal(plotlyOutputs(seen.ran.cells), calls(seen.ran.cells, 'showFigure'), 'one figure output per showFigure call');
+        assert.equal(seen.figures.filter(isDrawn).length, calls(seen.ran.cells, 'showFigure'), `every figure drawn: ${JSON.stringify(seen.figures)}`);
+        assert.equal(seen.tables, calls(seen.ran.cells, 'showTable'), 'every showTable rendered');
+        const saved = readNotebook(path.join(CONFIG.work, kernel, file));
+        assert.equal(plotlyOutputs(saved.cells), seen.figures.length, 'the saved file holds every figure');
+        assert.equal(seen.reopened.dirty, false, 'reopening the executed notebook does not mark it modified');
+        assert.equal(seen.figuresAgain.filter(isDrawn).length, seen.figures.length, `every figure drawn after reopening: ${JSON.stringify(seen.figuresAgain)}`);
+        assert.deepEqual(seen.pageErrors, [], 'no console error on either page');
+        if (kernel === 'deno') {
+          const reference = path.join(CONFIG.work, 'tslab', file);
+          const tslabNb = readNotebook(reference);
+          const denoLines = cellOutputs(saved).map((c) => c.stdout.length);
+          t.diagnostic(`stdout lines per code cell, tslab ${JSON.stringify(cellOutputs(tslabNb).map((c) => c.stdout.length))}, deno ${JSON.stringify(denoLines)}`);
+          assert.deepEqual(findLosses(tslabNb, saved), [], `${file}: cells that showed less under Deno than under tslab in JupyterLab`);
+        }
+      });
+    }
+
+    it(`shows every line a cell prints, in its cell (${LATE_LINES} lines, then a second cell)`, { timeout: 240_000 }, async () => {
+      const seen = await readInLab(kernel, 'late-output.ipynb');
+      assert.equal(seen.opened.kernel, kernel);
+      const [first, second] = cellOutputs({ cells: seen.ran.cells.map((c) => ({ cell_type: c.type, source: c.source, outputs: c.outputs })) } as never);
+      assert.equal(first.stdout.length, LATE_LINES);
+      assert.equal(first.stdout[LATE_LINES - 1], `line ${LATE_LINES - 1}`);
+      assert.equal(second.stdout[0], 'second cell');
+      assert.deepEqual(second.stdout.filter((l) => l.startsWith('line ')), [], 'no line of the first cell lands in the second');
+      // tslab prints a cell's value on stdout, Deno sends it as the execute_result.
+      assert.ok(second.results === 1 || second.stdout.includes('42'), `the second cell's value: ${JSON.stringify(second)}`);
+    });
+
+    it('shows a failing cell as a failure (the checks above can fail)', { timeout: 240_000 }, async () => {
+      const seen = await readInLab(kernel, 'runtime-error.ipynb');
+      assert.equal(seen.opened.kernel, kernel);
+      const errors = errorOutputs(seen.ran.cells);
+      assert.ok(errors.some((e) => e.includes('RangeError')), `errors seen: ${JSON.stringify(errors)}`);
+      assert.ok(seen.ran.cells.some((c) => c.type === 'code' && c.executionCount === null), 'Run All stops at the failing cell');
+    });
+  });
+}
