@@ -5,6 +5,7 @@ import { singleThreadWindow, windowData } from './benchWindow';
 import { TFJS_LOSS_NAMES } from './loss';
 import { ParallelAccumulator } from './parallelAccumulator';
 import type { WorkerTiming } from './protocol';
+import { ThreadClock, clockSince, threadClock } from './threadClock';
 import type { RoundReport } from './results';
 
 /**
@@ -30,7 +31,13 @@ export interface MeasureParallelArgs {
   syncEveryRound?: boolean;
   /** Timed windows per contender (the median is reported). Default 5. */
   windows?: number;
-  /** Untimed windows first (tfjs and XNNPACK prepare on first calls). Default 2. */
+  /**
+   * Untimed windows first (tfjs and XNNPACK prepare on first calls, and V8 compiles the hot code).
+   * A trainer with W workers gets W times as many, so that each worker's isolate, which compiles
+   * its own code from only its share of the micro-batches, has run as many micro-batches as the
+   * main thread before timing starts (with fewer, the workers' JIT compilation falls into the
+   * timed windows, about a quarter of their CPU time after 2 windows). Default 2.
+   */
   warmupWindows?: number;
   /** The backend of the workers; the main thread's is whatever is active. Default `"wasm"`. */
   backend?: BackendPreference;
@@ -62,8 +69,13 @@ export interface ParallelWindowTiming {
    * messages handled, and its compute per micro-batch. `computeInflation` is that per-micro-batch
    * compute over the single thread's window time per micro-batch: 1 when running beside the other
    * workers costs a micro-batch nothing, 2 when two workers take as long as one thread.
+   * `cpuInflation` is the same ratio for the thread's own CPU time (Linux's scheduler clock):
+   * above 1 when a micro-batch does more work in a worker, about 1 when it only waits longer for
+   * a core (its `runQueueMs`).
    */
-  inWorker: { computeMs: number; idleMs: number; gcMs: number; unpackMs: number; packMs: number; messages: number; microBatches: number; perMicroBatchMs: number; computeInflation: number };
+  /** The main thread's own CPU time and run-queue wait over the median window (dispatch, reduction, update), ms (Linux; 0 elsewhere). */
+  mainThread: ThreadClock;
+  inWorker: WorkerTiming & { perMicroBatchMs: number; computeInflation: number; cpuPerMicroBatchMs: number; cpuInflation: number };
 }
 
 /** What {@link measureParallelWindow} found. */
@@ -78,6 +90,8 @@ export interface ParallelMeasurement {
   singleThreadCoresUsed: number;
   /** Process CPU time of the single-thread window, ms. */
   singleThreadCpuMs: number;
+  /** The main thread's own CPU time and run-queue wait per micro-batch of the median single-thread window, ms (Linux; 0 elsewhere). */
+  singleThreadPerMicroBatch: ThreadClock;
   parallel: ParallelWindowTiming[];
 }
 
@@ -106,7 +120,12 @@ export async function measureParallelWindow(args: MeasureParallelArgs): Promise<
   const window = windowData(single, steps, size);
   const { xsShape, ysShape } = window;
   const singleRun = singleThreadWindow(single, window, loss);
-  const singleWindow = async () => singleRun.run();
+  let singleClock: ThreadClock = { cpuMs: 0, runQueueMs: 0 };
+  const singleWindow = async () => {
+    const clock = threadClock();
+    singleRun.run();
+    singleClock = clockSince(clock);
+  };
 
   const configs = workerCounts.flatMap((w) => (args.syncEveryRound === false ? [{ w, sync: 'window' as const }] : [{ w, sync: 'window' as const }, { w, sync: 'round' as const }]));
   const models = configs.map(() => args.model());
@@ -125,11 +144,12 @@ export async function measureParallelWindow(args: MeasureParallelArgs): Promise<
         }),
       );
     }
-    type WindowSplit = { computeMs: number; transferMs: number; updateMs: number; bytes: RoundReport['bytes']; workers: WorkerTiming[] };
+    type WindowSplit = { computeMs: number; transferMs: number; updateMs: number; bytes: RoundReport['bytes']; workers: WorkerTiming[]; mainThread: ThreadClock };
     const parallelWindow = async (acc: ParallelAccumulator): Promise<WindowSplit> => {
       // Fresh copies of the arrays (a caller transferring its data makes them anyway); cheap next to training.
       const batches = window.batches.map((d) => ({ xs: { values: d.xs.slice(), shape: xsShape }, ys: { values: d.ys.slice(), shape: ysShape } }));
-      const split: WindowSplit = { computeMs: 0, transferMs: 0, updateMs: 0, bytes: { microBatches: 0, gradients: 0, weights: 0 }, workers: acc.workerBackends.map(() => ({ computeMs: 0, unpackMs: 0, packMs: 0, idleMs: 0, gcMs: 0, messages: 0, microBatches: 0 })) };
+      const split: WindowSplit = { computeMs: 0, transferMs: 0, updateMs: 0, bytes: { microBatches: 0, gradients: 0, weights: 0 }, workers: acc.workerBackends.map(() => ({ computeMs: 0, unpackMs: 0, packMs: 0, idleMs: 0, gcMs: 0, messages: 0, microBatches: 0, cpuMs: 0, runQueueMs: 0 })), mainThread: { cpuMs: 0, runQueueMs: 0 } };
+      const mainClock = threadClock();
       for (const b of batches) {
         const { round } = await acc.step(b);
         if (round === null) continue;
@@ -146,9 +166,10 @@ export async function measureParallelWindow(args: MeasureParallelArgs): Promise<
           for (const key of Object.keys(total) as (keyof WorkerTiming)[]) total[key] += w[key];
         });
       }
+      split.mainThread = clockSince(mainClock);
       return split;
     };
-    const singleTimes: { ms: number; cores: number }[] = [];
+    const singleTimes: { ms: number; cores: number; clock: ThreadClock }[] = [];
     const parallelTimes: { ms: number; cores: number; report: WindowSplit }[][] = configs.map(() => []);
     const clock = () => ({ wall: performance.now(), cpu: process.cpuUsage() });
     const since = (t: ReturnType<typeof clock>) => {
@@ -156,18 +177,24 @@ export async function measureParallelWindow(args: MeasureParallelArgs): Promise<
       const cpu = process.cpuUsage(t.cpu);
       return { ms, cores: (cpu.user + cpu.system) / 1000 / ms };
     };
-    for (let rep = 0; rep < warmup + windows; rep++) {
+    // Warm-up: the main thread's windows, and each trainer's times its workers (see warmupWindows).
+    for (let rep = 0; rep < warmup; rep++) await singleWindow();
+    for (const [i, acc] of parallel.entries()) {
+      for (let rep = 0; rep < warmup * configs[i].w; rep++) await parallelWindow(acc);
+    }
+    for (let rep = 0; rep < windows; rep++) {
       let start = clock();
       await singleWindow();
-      if (rep >= warmup) singleTimes.push(since(start));
+      singleTimes.push({ ...since(start), clock: singleClock });
       for (const [i, acc] of parallel.entries()) {
         start = clock();
         const report = await parallelWindow(acc);
-        if (rep >= warmup) parallelTimes[i].push({ ...since(start), report });
+        parallelTimes[i].push({ ...since(start), report });
       }
     }
     const singleSorted = [...singleTimes].sort((a, b) => a.ms - b.ms);
-    const { ms: singleThreadMs, cores: singleThreadCoresUsed } = singleSorted[Math.floor(singleSorted.length / 2)];
+    const { ms: singleThreadMs, cores: singleThreadCoresUsed, clock: singleMedian } = singleSorted[Math.floor(singleSorted.length / 2)];
+    const singleThreadPerMicroBatch = { cpuMs: singleMedian.cpuMs / steps, runQueueMs: singleMedian.runQueueMs / steps };
     const results = configs.map((c, i): ParallelWindowTiming => {
       const sorted = [...parallelTimes[i]].sort((a, b) => a.ms - b.ms);
       const { ms, cores, report } = sorted[Math.floor(sorted.length / 2)];
@@ -185,11 +212,12 @@ export async function measureParallelWindow(args: MeasureParallelArgs): Promise<
           otherMs: Math.max(0, ms - report.computeMs - report.transferMs - report.updateMs),
         },
         bytes: { ...report.bytes, total: report.bytes.microBatches + report.bytes.gradients + report.bytes.weights },
-        inWorker: busiestWorker(report.workers, singleThreadMs / steps),
+        mainThread: report.mainThread,
+        inWorker: busiestWorker(report.workers, singleThreadMs / steps, singleThreadPerMicroBatch.cpuMs),
       };
     });
     const parameters = single.trainableWeights.reduce((n, w) => n + w.shape.reduce((a, b) => (a as number) * (b as number), 1)!, 0);
-    return { accumulationSteps: steps, microBatchSize: size, parameters, singleThreadMs, singleThreadCoresUsed, singleThreadCpuMs: singleThreadMs * singleThreadCoresUsed, parallel: results };
+    return { accumulationSteps: steps, microBatchSize: size, parameters, singleThreadMs, singleThreadCoresUsed, singleThreadCpuMs: singleThreadMs * singleThreadCoresUsed, singleThreadPerMicroBatch, parallel: results };
   } finally {
     await Promise.all(parallel.map((p) => p.dispose()));
     singleRun.dispose();
@@ -198,8 +226,9 @@ export async function measureParallelWindow(args: MeasureParallelArgs): Promise<
 }
 
 /** The worker with the most compute in a window, with its per-micro-batch compute against the single thread's. */
-function busiestWorker(workers: WorkerTiming[], singlePerMicroBatchMs: number): ParallelWindowTiming['inWorker'] {
+function busiestWorker(workers: WorkerTiming[], singlePerMicroBatchMs: number, singleCpuPerMicroBatchMs: number): ParallelWindowTiming['inWorker'] {
   const w = workers.reduce((a, b) => (b.computeMs > a.computeMs ? b : a));
   const perMicroBatchMs = w.computeMs / Math.max(1, w.microBatches);
-  return { ...w, perMicroBatchMs, computeInflation: perMicroBatchMs / singlePerMicroBatchMs };
+  const cpuPerMicroBatchMs = w.cpuMs / Math.max(1, w.microBatches);
+  return { ...w, perMicroBatchMs, computeInflation: perMicroBatchMs / singlePerMicroBatchMs, cpuPerMicroBatchMs, cpuInflation: singleCpuPerMicroBatchMs > 0 ? cpuPerMicroBatchMs / singleCpuPerMicroBatchMs : 0 };
 }

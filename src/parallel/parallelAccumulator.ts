@@ -258,7 +258,7 @@ export class ParallelAccumulator {
     const reports = replies.flatMap((r) => r.reports).sort((a, b) => a.index - b.index);
     const finite = reports.filter((r) => r.finite);
     const counted = finite.reduce((n, r) => n + r.count, 0);
-    const timings = this.round.perWorker.map((_, i): WorkerTiming => replies[active.indexOf(i)]?.timing ?? { computeMs: 0, unpackMs: 0, packMs: 0, idleMs: 0, gcMs: 0, messages: 0, microBatches: 0 });
+    const timings = this.round.perWorker.map((_, i): WorkerTiming => replies[active.indexOf(i)]?.timing ?? { computeMs: 0, unpackMs: 0, packMs: 0, idleMs: 0, gcMs: 0, messages: 0, microBatches: 0, cpuMs: 0, runQueueMs: 0 });
     const report: RoundReport = {
       losses: reports.map((r) => r.loss),
       meanLoss: counted > 0 ? finite.reduce((s, r) => s + r.loss * r.count, 0) / counted : Number.NaN,

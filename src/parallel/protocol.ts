@@ -109,6 +109,10 @@ export interface WorkerTiming {
   messages: number;
   /** Micro-batches computed (finite or not). */
   microBatches: number;
+  /** Of `computeMs`, this thread's time on a CPU (Linux; 0 elsewhere), see `threadClock`. */
+  cpuMs: number;
+  /** Of `computeMs`, this thread's time runnable but waiting for a CPU (Linux; 0 elsewhere). */
+  runQueueMs: number;
 }
 
 /** Worker → main. */

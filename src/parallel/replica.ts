@@ -8,6 +8,7 @@ import { CountedLoss, microBatchGradients } from '../core/lossGradient';
 import { isMicroBatchFinite } from '../core/nonFinite';
 import { tidy } from '../core/tidy';
 import { LossFunction, loadModule, resolveLoss } from './loss';
+import { clockSince, threadClock } from './threadClock';
 import { FromWorker, MicroBatchReport, PackedLayout, PartSums, ReplicaInit, TransferableTensor, WorkerTiming, packedLayout } from './protocol';
 
 type SumsMessage = Extract<FromWorker, { type: 'sums' }>;
@@ -37,7 +38,7 @@ export class Replica {
   private main: Part;
   private last: Part;
   private reports: MicroBatchReport[] = [];
-  private readonly timing: WorkerTiming = { computeMs: 0, unpackMs: 0, packMs: 0, idleMs: 0, gcMs: 0, messages: 0, microBatches: 0 };
+  private readonly timing: WorkerTiming = { computeMs: 0, unpackMs: 0, packMs: 0, idleMs: 0, gcMs: 0, messages: 0, microBatches: 0, cpuMs: 0, runQueueMs: 0 };
   private readonly layout: PackedLayout;
   private readonly vars: tf.Variable[];
 
@@ -83,6 +84,7 @@ export class Replica {
    */
   addMicroBatch(index: number, xsData: TransferableTensor, ysData: TransferableTensor, last = false): void {
     const start = performance.now();
+    const clock = threadClock();
     const part = last ? this.last : this.main;
     const n = xsData.shape[0];
     const xs = tf.tensor(xsData.values, xsData.shape);
@@ -124,6 +126,9 @@ export class Replica {
       tf.dispose([check, meanLoss, ...(count === null ? [] : [count]), ...gradients.filter((g): g is tf.Tensor => g !== null)]);
       this.timing.computeMs += performance.now() - start;
       this.timing.microBatches += 1;
+      const used = clockSince(clock);
+      this.timing.cpuMs += used.cpuMs;
+      this.timing.runQueueMs += used.runQueueMs;
     }
   }
 
@@ -153,7 +158,7 @@ export class Replica {
     this.main = this.emptyPart();
     this.last = this.emptyPart();
     this.reports = [];
-    Object.assign(this.timing, { computeMs: 0, unpackMs: 0, packMs: 0, idleMs: 0, gcMs: 0, messages: 0, microBatches: 0 });
+    Object.assign(this.timing, { computeMs: 0, unpackMs: 0, packMs: 0, idleMs: 0, gcMs: 0, messages: 0, microBatches: 0, cpuMs: 0, runQueueMs: 0 });
   }
 
   /** Counts one handled message (for the timing report). */

@@ -75,9 +75,9 @@ async function main(): Promise<void> {
     } catch (e) {
       roundError ??= e;
     }
-    // The wait for the next message starts now; after a reduce the worker waits for the next
-    // window, whose start the main thread decides, so that wait is not counted.
-    idleSince = message.type === 'reduce' ? null : performance.now();
+    // The wait for the next message starts now; after a reduce or new weights the worker waits
+    // for the next window, whose start the main thread decides, so that wait is not counted.
+    idleSince = message.type === 'reduce' || message.type === 'trainable-weights' || message.type === 'all-weights' ? null : performance.now();
   });
   send({ type: 'ready', backend: tf.getBackend(), notices });
 }

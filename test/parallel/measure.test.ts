@@ -34,6 +34,7 @@ describe('measureParallelWindow', () => {
       assert.ok(p.inWorker.computeMs > 0 && p.inWorker.computeMs <= p.windowMs + 1e-6 && p.inWorker.gcMs >= 0 && p.inWorker.idleMs >= 0);
       assert.ok(Math.abs(p.inWorker.perMicroBatchMs * 2 - p.inWorker.computeMs) < 1e-9 && p.inWorker.computeInflation > 0);
       assert.ok(p.inWorker.messages >= 3, 'two micro-batches and a reduce at least');
+      assert.ok(p.mainThread.cpuMs > 0 && p.mainThread.cpuMs <= p.cpuMs + 1e-6, 'the main thread is part of the process');
     }
   });
 

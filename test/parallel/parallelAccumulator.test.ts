@@ -1,23 +1,19 @@
 import * as tf from '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { selectBackend } from '../../src/backend/selectBackend';
 import { checkEquivalence } from '../../src/core/equivalence';
 import { GradientAccumulator, NonFiniteGradientError } from '../../src/core/gradientAccumulator';
-import { NormalizationKind, cnn, mlp } from '../../src/tutorial/models';
 import { ParallelAccumulator, ParallelAccumulatorArgs, WorkerExitedError, WorkerFailedError } from '../../src/parallel';
 import { assertChanged, maxRelativeDifference } from '../helpers';
+import { CLASSES, FIXTURES, INPUT, SIZES, TOLERANCE, args, batchOf, makeData, makeModel, singleThread, threadCount, trainable } from '../helpers/parallel';
+import type { Data } from '../helpers/parallel';
 
 /**
  * ParallelAccumulator against the single-thread GradientAccumulator on the same micro-batches.
  * Small 8x8 digit models keep every case under a few seconds; main thread and workers both run
  * wasm + kernels so the comparison measures the reduction, not a difference of backends.
  */
-
-import { CLASSES, FIXTURES, INPUT, SIZES, TOLERANCE, args, batchOf, makeData, makeModel, singleThread, threadCount, trainable } from '../helpers/parallel';
-import type { Data } from '../helpers/parallel';
 
 before(async () => {
   await selectBackend('wasm', { onNotice: () => {} });

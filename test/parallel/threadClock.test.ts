@@ -1,0 +1,18 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { clockSince, threadClock } from '../../src/parallel/threadClock';
+
+describe('threadClock', () => {
+  it('counts this thread\'s CPU time for a busy loop and not for a sleep', async () => {
+    const start = threadClock();
+    assert.ok(start !== null, 'Linux exposes /proc/thread-self/schedstat');
+    const until = performance.now() + 60;
+    while (performance.now() < until); // busy: about 60 ms on a CPU (less when the machine is loaded)
+    const busy = clockSince(start);
+    assert.ok(busy.cpuMs > 5 && busy.cpuMs <= 60 + busy.runQueueMs + 5, JSON.stringify(busy));
+    const idle = threadClock();
+    await new Promise((r) => setTimeout(r, 60));
+    assert.ok(clockSince(idle).cpuMs < 30, 'sleeping costs no CPU time');
+    assert.deepEqual(clockSince(null), { cpuMs: 0, runQueueMs: 0 });
+  });
+});
