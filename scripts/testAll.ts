@@ -28,28 +28,21 @@ import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 
 const ROOT = path.resolve(__dirname, '..');
-/**
- * The notebooks run on wasm + kernels for now: chapter 7 checks its MLP step against the wasm
- * SIMD peak ("no step beats the loop"), which the native path (picked by default where its
- * addon is built) rightly beats. Until the chapter states its roofline per backend (issue 26:
- * measureNativeGemmPeak for native), the notebook parts ask for wasm explicitly.
- */
-const NOTEBOOK_ENV = { TFJS_ACCUMULATE_BACKEND: 'wasm' };
 
 const CONFIG = {
   parts: [
     { name: 'systemDeps', command: ['bash', 'scripts/systemDeps.sh'] },
     { name: 'native:build', command: ['npm', 'run', '--silent', 'native:build'] },
     { name: 'test:unit', command: ['npm', 'run', '--silent', 'test:unit'], env: { TFJS_ACCUMULATE_REQUIRE_NATIVE: '1' } },
-    { name: 'test:notebooks', command: ['npm', 'run', '--silent', 'test:notebooks'], env: NOTEBOOK_ENV },
+    { name: 'test:notebooks', command: ['npm', 'run', '--silent', 'test:notebooks'] },
     { name: 'test:site', command: ['npm', 'run', '--silent', 'test:site'] },
     { name: 'test:browser', command: ['npm', 'run', '--silent', 'test:browser'] },
     { name: 'test:browser-lib', command: ['npm', 'run', '--silent', 'test:browser-lib'] },
-    { name: 'test:jupyter', command: ['npm', 'run', '--silent', 'test:jupyter'], env: NOTEBOOK_ENV },
-    { name: 'test:classic', command: ['npm', 'run', '--silent', 'test:classic'], env: NOTEBOOK_ENV },
+    { name: 'test:jupyter', command: ['npm', 'run', '--silent', 'test:jupyter'] },
+    { name: 'test:classic', command: ['npm', 'run', '--silent', 'test:classic'] },
     { name: 'check:deno', command: ['npm', 'run', '--silent', 'check:deno'] },
-    { name: 'test:deno', command: ['npm', 'run', '--silent', 'test:deno'], env: NOTEBOOK_ENV },
-    { name: 'test:lab', command: ['npm', 'run', '--silent', 'test:lab'], env: NOTEBOOK_ENV },
+    { name: 'test:deno', command: ['npm', 'run', '--silent', 'test:deno'] },
+    { name: 'test:lab', command: ['npm', 'run', '--silent', 'test:lab'] },
   ],
 };
 
