@@ -1,20 +1,19 @@
 import * as tf from '@tensorflow/tfjs';
 import { CheckedAccumulatorArgs, checkAccumulatorArgs, GradientAccumulatorArgs, MicroStepOutcome, StepOptions, StepResult, stepResult, UpdateResult } from './accumulatorArgs';
-import { applyWindow, recordNorm, updateSettings } from './applyWindow';
-import { AverageSwap, finalizeAverages, startAverages } from './ema';
+import { AverageSwap, finalizeAverages } from './ema';
 import { externalGradients } from './externalGradients';
 import { PendingGuard } from './pendingGuard';
-import { windowSums } from './windowSums';
 import { argumentError, checkOptions, isPositiveInteger, verbatim } from './errors';
 import { CountedLoss, LossCount, microBatchGradients } from './lossGradient';
-import { applyNonFinitePolicy, isMicroBatchFinite, NonFinitePolicy } from './nonFinite';
+import { NonFinitePolicy } from './nonFinite';
 import { checkGradientSums, GradientSumsArgs } from './gradientSums';
 import { checkOptimizerAlive, releaseOptimizer } from './optimizerSnapshot';
 import { AccumulationSchedule, resolveAccumulationSteps } from './schedule';
-import { ACCUMULATOR_STATE_FORMAT, AccumulatorCore, AccumulatorState, Averaging, checkState, checkUnit, closedCore, copyCore, initialCore, SetStateArgs } from './state';
+import { ACCUMULATOR_STATE_FORMAT, AccumulatorCore, AccumulatorState, Averaging, checkState, checkUnit, copyCore, initialCore, SetStateArgs } from './state';
 import { captureTensors, readCaptured } from './stateCapture';
 import { commitSlots, planRestore } from './stateRestore';
 import { defaultVarList } from './varList';
+import { addContribution, Counted, flushWindow, skipNonFinite, Slot, UpdateState, updateResult } from './windowUpdate';
 
 export type { GradientAccumulatorArgs, StepOptions, StepResult, TrainableVariable, UpdateResult } from './accumulatorArgs';
 export type { Averaging } from './state';
@@ -25,18 +24,6 @@ export type { GradientSumsArgs } from './gradientSums';
 
 const OWNER = 'GradientAccumulator';
 
-/** How a contribution counts: a micro-batch's `LossCount`, or a reduced one's micro-batches and loss sum. */
-type Counted = LossCount & { microBatches?: number; lossSum?: number | null };
-
-
-/** A trained variable, its accumulator (created when it first carries a sum over a micro-step) and its EMA. */
-interface Slot {
-  variable: tf.Variable;
-  accumulator: tf.Variable | null;
-  ema: tf.Variable | null;
-}
-
-
 /**
  * Gradient accumulation for TensorFlow.js: trains with the batch you want on the memory you have.
  *
@@ -45,13 +32,9 @@ interface Slot {
  * gradient is clipped if asked, applied with the wrapped optimizer, and the window starts over.
  *
  * State: counters and the open window are one plain object (`AccumulatorCore`), replaced whole
- * when a micro-step commits; a call that throws commits nothing.
- *
- * Length: about 450 lines, because each public call (fourteen of them, with the reduced
- * contributions of the parallel trainer and the EMA's finalize) keeps its validate-then-commit
- * sequence in one place to be read as a whole; the pieces that are not sequencing (window sums,
- * the update, state capture and restore, optimizer weights, the EMA swap, the pending guard,
- * gradient checks, option checks) are in modules of their own.
+ * when a micro-step commits; a call that throws commits nothing. Each public call keeps its
+ * validate-then-commit sequence here; what a contribution's sums do to the state (join the
+ * window, or close it) is the update path of windowUpdate.ts, which returns the state to commit.
  *
  * ```ts
  * const acc = new GradientAccumulator({ optimizer: tf.train.sgd(0.01), accumulationSteps: 4 });
@@ -196,98 +179,25 @@ export class GradientAccumulator {
     if (!isPositiveInteger(microBatches)) throw argumentError(`${OWNER}.addNonFinite`, 'microBatches', 'a positive integer', microBatches);
     if (this.nonFinite === 'skip-window') this.checkRoom(`${OWNER}.addNonFinite`, 'microBatches', microBatches);
     const windowSize = this.windowSize;
-    const { core, skipped } = applyNonFinitePolicy(OWNER, this.nonFinite, this.core, windowSize, loss, microBatches);
-    this.core = core.window.microBatches >= windowSize ? closedCore(core, 'dropped') : core;
-    return this.result({ loss, sampleCount: 0, window: core.window, skipped, applied: false, gradientNorm: null, windowSize });
+    const { core, window, skipped } = skipNonFinite(this.nonFinite, OWNER, this.core, windowSize, loss, microBatches);
+    this.core = core;
+    return this.result({ loss, sampleCount: 0, window, skipped, applied: false, gradientNorm: null, windowSize });
   }
 
   /**
-   * The shared second half of a micro-step: computes the new sums, checks them (one host read,
-   * with the loss), and then commits the micro-batch, applying the window when it is full.
-   * Nothing is committed before the update succeeded.
+   * The shared second half of a micro-step: checks that the contribution can join the open
+   * window, then commits the state the update path returns (see windowUpdate.ts), which is
+   * nothing when it throws.
    */
   private accumulate(handed: tf.Variable[], gradients: (tf.Tensor | null)[], meanLoss: tf.Scalar | null, counted: Counted, count: tf.Scalar | null = null): StepResult {
     this.averages.refuseInside('a micro-step (step, addGradients, addGradientSums)');
-    const before = this.core;
-    checkUnit(OWNER, before.window, counted.unit);
+    checkUnit(OWNER, this.core.window, counted.unit);
     if (gradients.every((g) => g === null)) {
       throw argumentError(OWNER, 'the micro-batch gradient', 'non-empty: at least one trained variable must receive a gradient', verbatim('no gradient for any variable'));
     }
-    const windowSize = before.window.size ?? this.resolveWindowSize();
-    const { order, sums, check } = windowSums({ slots: this.slots, handed, gradients, touched: before.window.touched, weight: counted.weight, meanLoss, count, unitCount: counted.count });
-    // One host read per micro-step: the loss to report, the finiteness check and the count together.
-    const [readLoss, nonFinite, readCount] = check.dataSync();
-    check.dispose();
-    const loss = meanLoss === null ? Number.NaN : readLoss;
-    if (count !== null) counted = { ...counted, count: readCount };
-    const owned = sums.filter((s): s is tf.Tensor => s !== null);
-    const micro = counted.microBatches ?? 1;
-    try {
-      if (!isMicroBatchFinite(OWNER, { loss: meanLoss === null ? null : loss, probe: nonFinite, count: counted.count, countFromLoss: count !== null })) {
-        const { core, skipped } = applyNonFinitePolicy(OWNER, this.nonFinite, before, windowSize, loss, micro);
-        const full = core.window.microBatches >= windowSize;
-        this.core = full ? closedCore(core, 'dropped') : core;
-        return this.result({ loss, sampleCount: counted.count, window: core.window, skipped, applied: false, gradientNorm: null, windowSize });
-      }
-      const next = copyCore(before);
-      next.counters.microStep += micro;
-      const w = next.window;
-      w.size = windowSize;
-      w.unit = w.unit === 'counts' ? 'counts' : counted.unit;
-      w.microBatches += micro;
-      w.weight += counted.count;
-      w.touched = order.filter((_, i) => sums[i] !== null).map((v) => v.name);
-      const lossSum = counted.lossSum !== undefined ? counted.lossSum : meanLoss === null ? null : counted.count === 0 ? 0 : loss * counted.count;
-      w.lossSum = lossSum === null || w.lossSum === null ? null : w.lossSum + lossSum;
-      if (w.microBatches < windowSize) {
-        this.commitSums(order, sums);
-        this.core = next;
-        return this.result({ loss, sampleCount: counted.count, window: w, skipped: null, applied: false, gradientNorm: null, windowSize });
-      }
-      const closed = this.closeWindow(order, sums, next);
-      return this.result({ loss, sampleCount: counted.count, window: w, ...closed, windowSize });
-    } finally {
-      tf.dispose(owned);
-    }
-  }
-
-  /** Writes the new sums into the accumulators (creating those of newcomers) and fixes the variable order. */
-  private commitSums(order: tf.Variable[], sums: (tf.Tensor | null)[]): void {
-    this.slots = order.map((variable, i) => {
-      let accumulator = this.slots[i]?.accumulator ?? null;
-      const sum = sums[i];
-      if (sum !== null) {
-        if (accumulator === null) accumulator = tf.variable(sum, false);
-        else accumulator.assign(sum);
-      }
-      return { variable, accumulator, ema: this.slots[i]?.ema ?? null };
-    });
-  }
-
-  /**
-   * Ends a complete window of the committed-to-be state `next`: drops it (poisoned, or a total
-   * count of 0), skips it (norm too large), or applies it. Commits the state, the variable order
-   * and new EMA shadows only when nothing threw.
-   */
-  private closeWindow(order: tf.Variable[], sums: (tf.Tensor | null)[], next: AccumulatorCore): { applied: boolean; skipped: 'window' | 'large-update' | null; gradientNorm: number | null } {
-    const w = next.window;
-    if (w.poisoned || w.weight === 0) {
-      this.core = closedCore(next, 'dropped');
-      return { applied: false, skipped: 'window', gradientNorm: null };
-    }
-    const { skipLargeUpdates: skip, ema, weightDecay } = this.options;
-    const { rate, maxNorm } = updateSettings(OWNER, this.options, next);
-    const shadows = order.map((_, i) => this.slots[i]?.ema ?? null);
-    const outcome = applyWindow({ optimizer: this.optimizer, variables: order, sums, weight: w.weight, clipNorm: this.clipNorm, maxNorm, measureNorm: skip !== null, learningRate: rate, weightDecay, ema: ema === null ? null : { decay: ema.decay, shadows }, owner: OWNER });
-    // Averages missing so far start from the weights after this update (see ema.ts).
-    const averages = ema !== null && outcome.applied ? startAverages(order, shadows) : shadows;
-    this.slots = order.map((variable, i) => ({ variable, accumulator: this.slots[i]?.accumulator ?? null, ema: averages[i] }));
-    if (!outcome.applied) {
-      this.core = closedCore(next, 'too-large');
-      return { applied: false, skipped: 'large-update', gradientNorm: outcome.gradientNorm };
-    }
-    this.core = recordNorm(closedCore(next, 'applied'), skip, outcome.gradientNorm);
-    return { applied: true, skipped: null, gradientNorm: outcome.gradientNorm };
+    const windowSize = this.core.window.size ?? this.resolveWindowSize();
+    const { outcome } = this.commit(addContribution(this, OWNER, this.held, { handed, gradients, meanLoss, counted, count, windowSize }));
+    return this.result(outcome);
   }
 
   /**
@@ -298,19 +208,10 @@ export class GradientAccumulator {
   flush(): UpdateResult {
     this.checkAlive('flush');
     const w = this.core.window;
-    const windowLoss = w.lossSum === null || w.weight === 0 ? null : w.lossSum / w.weight;
-    const result = (r: { applied: boolean; skipped: 'window' | 'large-update' | null; gradientNorm: number | null }): UpdateResult => ({
-      ...r,
-      updateStep: this.core.counters.updateStep,
-      microBatches: w.microBatches,
-      weight: r.applied ? w.weight : 0,
-      loss: r.applied ? windowLoss : null,
-    });
-    if (w.microBatches === 0) return result({ applied: false, skipped: null, gradientNorm: null });
+    if (w.microBatches === 0) return updateResult(w, this.core.counters.updateStep, { applied: false, skipped: null, gradientNorm: null });
     this.averages.refuseInside('flush');
-    const touched = new Set(w.touched);
-    const sums = this.slots.map((s) => (touched.has(s.variable.name) ? s.accumulator : null));
-    return result(this.closeWindow(this.slots.map((s) => s.variable), sums, this.core));
+    const { end } = this.commit(flushWindow(this, OWNER, this.held));
+    return updateResult(w, this.core.counters.updateStep, end);
   }
 
   /**
@@ -430,6 +331,16 @@ export class GradientAccumulator {
   private resolveWindowSize(): number {
     const { epoch, updateStep } = this.core.counters;
     return resolveAccumulationSteps(OWNER, this.accumulationSteps, { epoch, updateStep });
+  }
+
+  /** The state the update path reads and replaces. */
+  private get held(): UpdateState { return { slots: this.slots, core: this.core }; }
+
+  /** Commits what the update path returned (both parts at once), and passes on what it did. */
+  private commit<T extends UpdateState>(done: T): T {
+    this.slots = done.slots;
+    this.core = done.core;
+    return done;
   }
 
   /** A micro-step's result, from what it did and the (just committed) counters. */
