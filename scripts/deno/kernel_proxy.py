@@ -25,6 +25,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 
 import zmq
@@ -41,23 +42,30 @@ def split(frames):
     return frames[:i], frames[i + 1 :]
 
 
+def url(cfg, name):
+    return f"{cfg['transport']}://{cfg['ip']}:{cfg[name + '_port']}"
+
+
+class KernelStartError(RuntimeError):
+    """Deno exited before it answered, on every set of ports tried."""
+
+
 class Proxy:
     def __init__(self, deno, outer_file):
         with open(outer_file, encoding="utf-8") as f:
             outer = json.load(f)
         key = outer["key"].encode()
         self.session = Session(key=key, signature_scheme=outer["signature_scheme"], username="kernel_proxy")
-        fd, self.inner_file = tempfile.mkstemp(prefix="deno-inner-", suffix=".json")
-        os.close(fd)
-        os.remove(self.inner_file)
-        write_connection_file(self.inner_file, ip=outer["ip"], key=key, transport=outer["transport"], signature_scheme=outer["signature_scheme"])
-        with open(self.inner_file, encoding="utf-8") as f:
-            inner = json.load(f)
-        self.kernel = subprocess.Popen([deno, "jupyter", "--kernel", "--conn", self.inner_file])
+        self.deno = deno
         ctx = zmq.Context.instance()
-
-        def url(cfg, name):
-            return f"{cfg['transport']}://{cfg['ip']}:{cfg[name + '_port']}"
+        self.ctx = ctx
+        self.outer = outer
+        self.inner_file = None
+        self.kernel = None
+        self.back = {}
+        self.barrier_socket = None
+        # The proxy's own requests (the start-up probe): their replies and IOPub are not forwarded.
+        self.private = set()
 
         def bind(kind, name):
             s = ctx.socket(kind)
@@ -65,29 +73,96 @@ class Proxy:
             s.bind(url(outer, name))
             return s
 
-        def connect(kind, name, identity=None):
-            s = ctx.socket(kind)
-            s.linger = 0
-            if identity:
-                s.identity = identity
-            s.connect(url(inner, name))
-            return s
-
-        # The kernel sends input_request to the identity of the shell request's sender, so the
-        # proxy's shell and stdin sockets share one identity.
-        me = f"kernel_proxy-{uuid.uuid4().hex}".encode()
+        # The front ports are bound before Deno's are picked: Jupyter chose them free and let them
+        # go, so a free-port pick made before this bind could hand the same numbers to Deno.
         self.front = {n: bind(zmq.ROUTER, n) for n in ("shell", "control", "stdin")}
         self.front["iopub"] = bind(zmq.PUB, "iopub")
         self.front["hb"] = bind(zmq.REP, "hb")
-        self.back = {"shell": connect(zmq.DEALER, "shell", me), "control": connect(zmq.DEALER, "control"), "stdin": connect(zmq.DEALER, "stdin", me)}
-        self.back["iopub"] = connect(zmq.SUB, "iopub")
-        self.back["iopub"].setsockopt(zmq.SUBSCRIBE, b"")
-        self.barrier_socket = connect(zmq.DEALER, "shell")
+        self.start_kernel()
+
         # Who asked what: replies are routed by their parent's msg_id, whatever identities the
         # kernel copies back.
         self.routes = {}
         self.waiting = collections.deque()
         self.cell = None
+
+    # -- start-up ----------------------------------------------------------------------------
+
+    def start_kernel(self):
+        """Starts Deno on free ports and waits until it answers, with new ports while it cannot bind.
+
+        A port picked free can be taken before Deno binds it (by another kernel starting, or any
+        process): Deno then exits with AddrInUse. jupyter_client's own restarter answers that with
+        new ports (`random_ports_until_alive`); behind the proxy the ports are the proxy's to pick,
+        so it does the same. Any other early exit is retried too, and the last error is reported.
+        """
+        attempts = int(os.environ.get("KERNEL_PROXY_ATTEMPTS", "5"))
+        # For tests: the first attempt's ports (shell, iopub, stdin, control, hb), to force a clash.
+        first = os.environ.get("KERNEL_PROXY_FIRST_PORTS")
+        for attempt in range(1, attempts + 1):
+            ports = [int(p) for p in first.split(",")] if first and attempt == 1 else None
+            code = self.launch(ports)
+            if code is None:
+                return
+            print(f"kernel_proxy: Deno exited with code {code} during start-up on ports {self.inner_ports()} (attempt {attempt} of {attempts})" + (", retrying on new ports" if attempt < attempts else ""), file=sys.stderr, flush=True)
+        raise KernelStartError(f"Deno did not start in {attempts} attempts; its last error is above")
+
+    def inner_ports(self):
+        return ",".join(str(self.inner[n + "_port"]) for n in ("shell", "iopub", "stdin", "control", "hb"))
+
+    def launch(self, ports):
+        """One start: returns None once Deno answers a kernel_info_request, or its exit code."""
+        self.close_back()
+        fd, self.inner_file = tempfile.mkstemp(prefix="deno-inner-", suffix=".json")
+        os.close(fd)
+        os.remove(self.inner_file)
+        names = dict(zip(("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port"), ports)) if ports else {}
+        outer = self.outer
+        write_connection_file(self.inner_file, ip=outer["ip"], key=outer["key"].encode(), transport=outer["transport"], signature_scheme=outer["signature_scheme"], **names)
+        with open(self.inner_file, encoding="utf-8") as f:
+            self.inner = json.load(f)
+        self.kernel = subprocess.Popen([self.deno, "jupyter", "--kernel", "--conn", self.inner_file])
+        ctx = self.ctx
+
+        def connect(kind, name, identity=None):
+            s = ctx.socket(kind)
+            s.linger = 0
+            if identity:
+                s.identity = identity
+            s.connect(url(self.inner, name))
+            return s
+
+        # The kernel sends input_request to the identity of the shell request's sender, so the
+        # proxy's shell and stdin sockets share one identity.
+        me = f"kernel_proxy-{uuid.uuid4().hex}".encode()
+        self.back = {"shell": connect(zmq.DEALER, "shell", me), "control": connect(zmq.DEALER, "control"), "stdin": connect(zmq.DEALER, "stdin", me)}
+        self.back["iopub"] = connect(zmq.SUB, "iopub")
+        self.back["iopub"].setsockopt(zmq.SUBSCRIBE, b"")
+        self.barrier_socket = connect(zmq.DEALER, "shell")
+        probe = self.session.msg("kernel_info_request", {})
+        self.private.add(probe["header"]["msg_id"])
+        self.session.send(self.barrier_socket, probe)
+        deadline = time.monotonic() + float(os.environ.get("KERNEL_PROXY_START_TIMEOUT", "60"))
+        while time.monotonic() < deadline:
+            if self.barrier_socket.poll(100):
+                self.barrier_socket.recv_multipart()
+                return None
+            if self.kernel.poll() is not None:
+                return self.kernel.returncode
+        # Alive but slow: let the front end wait for it, as it would without the proxy.
+        return None
+
+    def close_back(self):
+        for s in [*self.back.values(), self.barrier_socket]:
+            if s is not None:
+                s.close(0)
+        self.back = {}
+        self.barrier_socket = None
+        if self.kernel is not None and self.kernel.poll() is None:
+            self.kernel.kill()
+            self.kernel.wait()
+        if self.inner_file and os.path.exists(self.inner_file):
+            os.remove(self.inner_file)
 
     # -- shell, control, stdin ---------------------------------------------------------------
 
@@ -147,6 +222,8 @@ class Proxy:
         idents, parts = split(frames)
         header, parent = json.loads(parts[1]), json.loads(parts[2])
         msg_type, parent_id = header["msg_type"], parent.get("msg_id")
+        if parent_id in self.private:
+            return
         cell = self.cell
         if cell is None or parent_id not in (cell["msg_id"], cell["barrier"]):
             self.publish(parts)
@@ -213,24 +290,40 @@ class Proxy:
         return self.kernel.returncode
 
     def stop(self, *_):
+        if self.kernel is None:
+            return
         if self.kernel.poll() is None:
             self.kernel.terminate()
             try:
                 self.kernel.wait(10)
             except subprocess.TimeoutExpired:
                 self.kernel.kill()
-        if os.path.exists(self.inner_file):
+        if self.inner_file and os.path.exists(self.inner_file):
             os.remove(self.inner_file)
 
 
 def main():
     if len(sys.argv) != 3:
         sys.exit("usage: kernel_proxy.py DENO_BINARY CONNECTION_FILE")
-    proxy = Proxy(sys.argv[1], sys.argv[2])
     # Jupyter stops a kernel with SIGTERM (or SIGKILL) and interrupts it with SIGINT, sent to
-    # this process: the interrupt is Deno's.
-    signal.signal(signal.SIGTERM, lambda *_: (proxy.stop(), sys.exit(0)))
-    signal.signal(signal.SIGINT, lambda *_: proxy.kernel.send_signal(signal.SIGINT))
+    # this process: the interrupt is Deno's. A stop during start-up stops the Deno being tried.
+    holder = {}
+
+    def terminate(*_):
+        proxy = holder.get("proxy")
+        if proxy is not None:
+            proxy.stop()
+        sys.exit(0)
+
+    signal.signal(signal.SIGTERM, terminate)
+    signal.signal(signal.SIGINT, lambda *_: holder["proxy"].kernel.send_signal(signal.SIGINT) if holder.get("proxy") and holder["proxy"].kernel else None)
+    proxy = Proxy.__new__(Proxy)
+    holder["proxy"] = proxy
+    try:
+        proxy.__init__(sys.argv[1], sys.argv[2])
+    except KernelStartError as e:
+        proxy.close_back()
+        sys.exit(f"kernel_proxy: {e}")
     try:
         code = proxy.run()
     finally:
