@@ -47,6 +47,8 @@ export async function nativeBreakdown(call: () => void, rowMs: number, calls: nu
       real.sgemm(...args);
       blasMs += performance.now() - t;
     },
+    im2col: (...args: Parameters<NativeAddon['im2col']>) => real.im2col(...args),
+    col2im: (...args: Parameters<NativeAddon['col2im']>) => real.col2im(...args),
     info: () => real.info(),
     setThreads: (n) => real.setThreads(n),
   };

@@ -13,6 +13,8 @@ export async function countingNativeCalls(fn: () => Promise<void>): Promise<numb
       calls++;
       real.addon.sgemm(...args);
     },
+    im2col: (...args: Parameters<NativeAddon['im2col']>) => real.addon.im2col(...args),
+    col2im: (...args: Parameters<NativeAddon['col2im']>) => real.addon.col2im(...args),
     info: () => real.addon.info(),
     setThreads: (n) => real.addon.setThreads(n),
   };

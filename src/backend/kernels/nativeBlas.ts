@@ -38,6 +38,13 @@ export interface NativeAddon {
     c: Float32Array, ldc: number, strideC: number,
     batch: number, beta: number,
   ): void;
+  /**
+   * Rows `rowStart .. rowStart + rowCount − 1` of the NHWC patch matrix of `x` into `dst`
+   * (native/patches.cc); `geometry` is {@link geometryArray}'s 14 integers.
+   */
+  im2col(x: Float32Array, geometry: number[], rowStart: number, rowCount: number, dst: Float32Array): void;
+  /** The adjoint of `im2col`: adds those patch rows of `cols` onto `dx` (zeroed first when `zero`). */
+  col2im(cols: Float32Array, geometry: number[], rowStart: number, rowCount: number, dx: Float32Array, zero: boolean): void;
   info(): NativeBlasInfo;
   setThreads(threads: number): number | null;
 }
@@ -79,6 +86,9 @@ function tryLoad(args: LoadNativeBlasArgs): NativeStatus {
     const addon = (args.load ?? require)(file) as NativeAddon;
     if (typeof addon?.sgemm !== 'function' || typeof addon.info !== 'function' || typeof addon.setThreads !== 'function') {
       return { available: false, reason: `${file} is not the tfjs-accumulate BLAS addon` };
+    }
+    if (typeof addon.im2col !== 'function' || typeof addon.col2im !== 'function') {
+      return { available: false, reason: `${file} was built from an older version (it has no im2col/col2im; run \`npm run native:build\`)` };
     }
     addon.setThreads(1);
     return { available: true, addon, path: file };
