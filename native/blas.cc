@@ -9,6 +9,7 @@
 //   info() -> { blas, config, corename, threads, parallel }
 //   setThreads(n) -> the thread count the BLAS reports afterwards (null when it cannot be set).
 //   im2col, col2im: the convolution lowering (patches.cc).
+//   channelSums, channelBinary: per-channel reductions and broadcasts (channels.cc).
 //
 // The OpenBLAS extras (openblas_get_config, ...) are looked up with dlsym, so the same source
 // links against any CBLAS (Accelerate has none of them; info() then reports nulls). The CBLAS
@@ -23,6 +24,7 @@
 #include <string>
 
 #include "args.h"
+#include "channels.h"
 #include "patches.h"
 
 extern "C" void cblas_sgemm(int order, int transA, int transB, int m, int n, int k, float alpha, const float* a, int lda,
@@ -162,6 +164,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("info", Napi::Function::New(env, Info));
   exports.Set("setThreads", Napi::Function::New(env, SetThreads));
   tfjs_accumulate::RegisterPatches(env, exports);
+  tfjs_accumulate::RegisterChannels(env, exports);
   return exports;
 }
 

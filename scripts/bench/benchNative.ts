@@ -49,6 +49,8 @@ export async function nativeBreakdown(call: () => void, rowMs: number, calls: nu
     },
     im2col: (...args: Parameters<NativeAddon['im2col']>) => real.im2col(...args),
     col2im: (...args: Parameters<NativeAddon['col2im']>) => real.col2im(...args),
+    channelSums: (...args: Parameters<NativeAddon['channelSums']>) => real.channelSums(...args),
+    channelBinary: (...args: Parameters<NativeAddon['channelBinary']>) => real.channelBinary(...args),
     info: () => real.info(),
     setThreads: (n) => real.setThreads(n),
   };
