@@ -216,6 +216,24 @@ function backpropInputPatch(o: Options): (stock: KernelFn | undefined) => Kernel
 /**
  * The patches of this file for a backend (registered by `installFastKernels("native")` in place
  * of the project's others, which they hand the cases they skip to).
+ *
+ * All four kernels on both backends, because each measured faster than what it replaces on wasm
+ * once im2col and col2im ran in the addon: process CPU time per call, native / XNNPACK (the
+ * project's flipped-filter input gradient and gathered-patch filter gradient), fresh weights per
+ * call as in a plain step, the digit CNN's shapes (build/tmp-style A/B of each kernel alone,
+ * 2026-12-01 21:53 UTC, load average 2.9-4.0 on the shared 2-core machine):
+ *
+ *     batch 16, conv1 28x28x1 -> 16:   forward 0.295 / 0.288 ms (a tie), filter gradient 0.285 / 0.644
+ *     batch 16, conv2 14x14x16 -> 32:  forward 0.431 / 0.990, filter gradient 0.449 / 1.950,
+ *                                      input gradient 0.457 / 1.047
+ *     batch 64, conv1:                 forward 1.152 / 1.163, filter gradient 1.205 / 2.553
+ *     batch 64, conv2:                 forward 1.807 / 4.231, filter gradient 1.819 / 7.545,
+ *                                      input gradient 1.829 / 4.087
+ *
+ * With im2col/col2im in JS the forward and input gradient had lost (1.46 vs 1.07 ms and 1.82 vs
+ * 1.10 for conv2 at batch 16). Blocks of 32 Ki, 64 Ki and 128 Ki floats measured within 10% of
+ * each other; the whole patch matrix at once was up to 1.5x slower for conv2's filter gradient
+ * at batch 64 (2.66 against 1.85 ms).
  */
 export function nativeConv2dPatches(backendName: 'cpu' | 'wasm', args: NativeConv2dArgs = {}): KernelPatch[] {
   const o: Options = { backendName, blockFloats: args.blockFloats ?? NATIVE_PATCH_BLOCK_FLOATS };
