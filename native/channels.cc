@@ -22,8 +22,9 @@
 namespace tfjs_accumulate {
 namespace {
 
-bool CheckLength(Napi::Env env, const char* owner, const char* name, const Napi::Float32Array& a, int64_t needed) {
-  if (static_cast<int64_t>(a.ElementLength()) < needed) return Fail(env, owner, std::string(name) + " is shorter than its rows x cols");
+// True when `a` holds at least rows x cols floats (the product checked without overflow).
+bool CheckLength(Napi::Env env, const char* owner, const char* name, const Napi::Float32Array& a, int64_t rows, int64_t cols) {
+  if (rows > 0 && cols > static_cast<int64_t>(a.ElementLength()) / rows) return Fail(env, owner, std::string(name) + " is shorter than its rows x cols");
   return true;
 }
 
@@ -40,11 +41,7 @@ Napi::Value ChannelSums(const Napi::CallbackInfo& info) {
       !ReadArray(info, 3, owner, "out", &out)) {
     return env.Undefined();
   }
-  if (rows > 0 && cols > (int64_t{1} << 40) / rows) {
-    Fail(env, owner, "rows x cols is too large");
-    return env.Undefined();
-  }
-  if (!CheckLength(env, owner, "x", x, rows * cols) || !CheckLength(env, owner, "out", out, cols)) return env.Undefined();
+  if (!CheckLength(env, owner, "x", x, rows, cols) || !CheckLength(env, owner, "out", out, 1, cols)) return env.Undefined();
   const double scale = info[4].As<Napi::Number>().DoubleValue();
   std::vector<double> acc(static_cast<size_t>(cols), 0.0);
   const float* __restrict p = x.Data();
@@ -85,12 +82,8 @@ Napi::Value ChannelBinary(const Napi::CallbackInfo& info) {
     Fail(env, owner, "op must be 0 (add), 1 (subtract), 2 (multiply) or 3 (divide)");
     return env.Undefined();
   }
-  if (rows > 0 && cols > (int64_t{1} << 40) / rows) {
-    Fail(env, owner, "rows x cols is too large");
-    return env.Undefined();
-  }
-  if (!CheckLength(env, owner, "full", full, rows * cols) || !CheckLength(env, owner, "perChannel", channel, cols) ||
-      !CheckLength(env, owner, "out", out, rows * cols)) {
+  if (!CheckLength(env, owner, "full", full, rows, cols) || !CheckLength(env, owner, "perChannel", channel, 1, cols) ||
+      !CheckLength(env, owner, "out", out, rows, cols)) {
     return env.Undefined();
   }
   const bool first = info[6].As<Napi::Boolean>().Value();
