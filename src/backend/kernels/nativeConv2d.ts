@@ -175,6 +175,8 @@ function backpropFilterPatch(o: Options): (stock: KernelFn | undefined) => Kerne
       return result;
     }
     // dW = Σ over blocks of patchesᵀ · dy: the first block writes, the others add (beta = 1).
+    // An empty batch has no block: its gradient is zero.
+    if (p.rows === 0) dW.fill(0);
     const patches = scratch(p.block * p.depth);
     eachBlock(p, (start, count) => {
       addon.im2col(input, p.geometry, start, count, patches);
@@ -203,7 +205,9 @@ function backpropInputPatch(o: Options): (stock: KernelFn | undefined) => Kernel
       sgemm(addon, { transA: false, transB: true, m: p.rows, n: p.depth, k: co }, gradient, w, dx);
       return result;
     }
-    // Each block of dy · Wᵀ is scattered back onto dx (zeroed by the first) before the next.
+    // Each block of dy · Wᵀ is scattered back onto dx (zeroed by the first) before the next; an
+    // empty dy has no block, and dx is zero.
+    if (p.rows === 0) dx.fill(0);
     const cols = scratch(p.block * p.depth);
     eachBlock(p, (start, count) => {
       sgemm(addon, { transA: false, transB: true, m: count, n: p.depth, k: co }, gradient.subarray(start * co, (start + count) * co), w, cols);

@@ -210,3 +210,14 @@ test('every block size gives the same convolution and gradients as the stock cpu
     tf.dispose([x, f, dy]);
   }
 });
+
+test('an empty batch gives zero gradients natively, not leftover memory', { skip }, async () => {
+  for (const set of ['native', 'native-cpu'] as const) {
+    await useBackend(set, true);
+    // Garbage on the heap first, where the empty batch's gradient could land.
+    tf.dispose(tf.tidy(() => tf.fill([3, 3, 2, 4], 7)));
+    const df = tf.tidy(() => tf.grad((f: tf.Tensor) => tf.sum(tf.conv2d(tf.zeros([0, 5, 5, 2]) as tf.Tensor4D, f as tf.Tensor4D, 1, 'same')))(randomTensor([3, 3, 2, 4], 1)));
+    assert.deepEqual([...(await df.data())], new Array(72).fill(0), `${set}: the filter gradient of an empty batch`);
+    df.dispose();
+  }
+});
