@@ -15,8 +15,8 @@ import { calls, closeInPage, drawnFigures, errorOutputs, loadLab, openInPage, re
 
 // Every notebook of both editions, read in JupyterLab (lab/'s app on Debian's jupyterlab-server)
 // as a reader does, under each kernel: open it, check the kernel, Run All, no error or stderr,
-// every showFigure drawn and every showTable rendered, save, reopen in a fresh page: still
-// unmodified, every figure drawn again. The Deno server sees only the deno kernelspec, so the
+// every showFigure drawn and every showTable rendered, save, reopen in a page that never had it
+// open: still unmodified, every figure drawn again. The Deno server sees only the deno kernelspec, so the
 // notebooks (which name `tslab`) get it by their language, as a reader with only Deno would;
 // every cell must then show as many lines as under tslab. `npm run test:lab` runs it; the lab
 // app is installed (npm ci, from npm's cache) and built here, only when stale.
