@@ -15,8 +15,8 @@
 //
 // Why here and not in JS: the patch matrix of the digit CNN's second layer at batch 16 is 3136 x
 // 144 floats; the JS loop copying it took longer than the product itself. The inner copies are
-// plain loops the compiler vectorizes; with dilation 1 a filter row's kw taps are one contiguous
-// run of the input, copied (or added) at once, with the padding's zeros at its ends.
+// plain loops the compiler vectorizes; with dilation 1 the kw taps of a filter row inside the
+// image are one contiguous run of the input, copied (or added) at once (ForEachTap).
 #include "patches.h"
 
 #include <algorithm>
@@ -80,82 +80,80 @@ bool ReadCall(const Napi::CallbackInfo& info, const char* owner, size_t patchesA
   return true;
 }
 
-// The taps b of a filter row that land inside the image, [lo, hi), for dilation 1: iw = iw0 + b.
-inline void InsideTaps(int64_t iw0, const Geometry& g, int64_t* lo, int64_t* hi) {
-  *lo = std::clamp<int64_t>(-iw0, 0, g.kw);
-  *hi = std::clamp<int64_t>(g.inW - iw0, *lo, g.kw);
-}
-
-// Walks patch rows rowStart .. rowStart + rowCount − 1 and, for each filter row a of each, calls
-// visit(patchRow, imageRow or nullptr when row a reads padding, ow).
-template <typename Visit>
-void ForEachFilterRow(const Geometry& g, int64_t rowStart, int64_t rowCount, Visit visit) {
+// Walks patch rows rowStart .. rowStart + rowCount − 1, one output row (n, oh) segment at a
+// time, and for each filter row a and tap b calls pair(patch, image, ci) on the ci floats the tap
+// reads (contiguous taps, with dilation 1, as one call of kw·ci floats) and pad(patch, count) on
+// those that fall in the padding. Output columns whose taps are all inside the image horizontally
+// (the interior, most of them) take no bounds checks: with few input channels the per-tap checks
+// had cost more than the copies (0.6 ms for the digit CNN's first layer at batch 16).
+template <typename Pair, typename Pad>
+void ForEachTap(const Geometry& g, int64_t rowStart, int64_t rowCount, float* patches, Pair pair, Pad pad) {
+  const int64_t ci = g.ci, rowLength = g.kw * ci, depth = g.depth();
+  // Interior columns: ow·sw − left ≥ 0 and ow·sw − left + (kw − 1)·dw ≤ inW − 1.
+  const int64_t owLo = std::min(g.outW, (g.left + g.sw - 1) / g.sw);
+  const int64_t lastStart = g.inW - 1 - (g.kw - 1) * g.dw + g.left;
+  const int64_t owHi = lastStart < 0 ? owLo : std::clamp<int64_t>(lastStart / g.sw + 1, owLo, g.outW);
   int64_t ow = rowStart % g.outW, oh = (rowStart / g.outW) % g.outH, n = rowStart / (g.outW * g.outH);
-  for (int64_t r = 0; r < rowCount; r++) {
+  for (int64_t r = 0; r < rowCount;) {
+    const int64_t span = std::min(g.outW - ow, rowCount - r);
     for (int64_t a = 0; a < g.kh; a++) {
-      int64_t ih = oh * g.sh - g.top + a * g.dh;
-      bool inside = ih >= 0 && ih < g.inH;
-      visit(r, a, inside ? (n * g.inH + ih) * g.inW * g.ci : -1, ow);
+      float* base = patches + r * depth + a * rowLength;
+      const int64_t ih = oh * g.sh - g.top + a * g.dh;
+      if (ih < 0 || ih >= g.inH) {
+        for (int64_t k = 0; k < span; k++) pad(base + k * depth, rowLength);
+        continue;
+      }
+      const int64_t imageRow = (n * g.inH + ih) * g.inW * ci;
+      for (int64_t k = 0; k < span; k++) {
+        const int64_t o = ow + k;
+        float* d = base + k * depth;
+        const int64_t iw0 = o * g.sw - g.left;
+        if (o >= owLo && o < owHi) {
+          if (g.dw == 1) {
+            pair(d, imageRow + iw0 * ci, rowLength);
+          } else {
+            for (int64_t b = 0; b < g.kw; b++) pair(d + b * ci, imageRow + (iw0 + b * g.dw) * ci, ci);
+          }
+          continue;
+        }
+        for (int64_t b = 0; b < g.kw; b++) {
+          const int64_t iw = iw0 + b * g.dw;
+          if (iw >= 0 && iw < g.inW) {
+            pair(d + b * ci, imageRow + iw * ci, ci);
+          } else {
+            pad(d + b * ci, ci);
+          }
+        }
+      }
     }
-    if (++ow == g.outW) {
+    r += span;
+    ow += span;
+    if (ow == g.outW) {
       ow = 0;
       if (++oh == g.outH) oh = 0, n++;
     }
   }
 }
 
-void Im2col(const float* __restrict x, const Geometry& g, int64_t rowStart, int64_t rowCount, float* __restrict dst) {
-  const int64_t ci = g.ci, rowLength = g.kw * ci, depth = g.depth();
-  ForEachFilterRow(g, rowStart, rowCount, [&](int64_t r, int64_t a, int64_t imageRow, int64_t ow) {
-    float* __restrict d = dst + r * depth + a * rowLength;
-    if (imageRow < 0) {
-      std::fill(d, d + rowLength, 0.0f);
-      return;
-    }
-    const float* __restrict src = x + imageRow;
-    int64_t iw0 = ow * g.sw - g.left;
-    if (g.dw == 1) {
-      int64_t lo, hi;
-      InsideTaps(iw0, g, &lo, &hi);
-      std::fill(d, d + lo * ci, 0.0f);
-      const float* __restrict s = src + (iw0 + lo) * ci;
-      for (int64_t j = 0, end = (hi - lo) * ci; j < end; j++) d[lo * ci + j] = s[j];
-      std::fill(d + hi * ci, d + rowLength, 0.0f);
-      return;
-    }
-    for (int64_t b = 0; b < g.kw; b++) {
-      int64_t iw = iw0 + b * g.dw;
-      if (iw >= 0 && iw < g.inW) {
-        for (int64_t c = 0; c < ci; c++) d[b * ci + c] = src[iw * ci + c];
-      } else {
-        std::fill(d + b * ci, d + (b + 1) * ci, 0.0f);
-      }
-    }
-  });
+void Im2col(const float* x, const Geometry& g, int64_t rowStart, int64_t rowCount, float* dst) {
+  ForEachTap(
+      g, rowStart, rowCount, dst,
+      [x](float* __restrict d, int64_t from, int64_t count) {
+        const float* __restrict s = x + from;
+        for (int64_t j = 0; j < count; j++) d[j] = s[j];
+      },
+      [](float* d, int64_t count) { std::fill(d, d + count, 0.0f); });
 }
 
-void Col2im(const float* __restrict cols, const Geometry& g, int64_t rowStart, int64_t rowCount, float* __restrict dx) {
-  const int64_t ci = g.ci, rowLength = g.kw * ci, depth = g.depth();
-  ForEachFilterRow(g, rowStart, rowCount, [&](int64_t r, int64_t a, int64_t imageRow, int64_t ow) {
-    if (imageRow < 0) return;
-    const float* __restrict c = cols + r * depth + a * rowLength;
-    float* __restrict out = dx + imageRow;
-    int64_t iw0 = ow * g.sw - g.left;
-    if (g.dw == 1) {
-      int64_t lo, hi;
-      InsideTaps(iw0, g, &lo, &hi);
-      float* __restrict o = out + (iw0 + lo) * ci;
-      const float* __restrict s = c + lo * ci;
-      for (int64_t j = 0, end = (hi - lo) * ci; j < end; j++) o[j] += s[j];
-      return;
-    }
-    for (int64_t b = 0; b < g.kw; b++) {
-      int64_t iw = iw0 + b * g.dw;
-      if (iw >= 0 && iw < g.inW) {
-        for (int64_t k = 0; k < ci; k++) out[iw * ci + k] += c[b * ci + k];
-      }
-    }
-  });
+void Col2im(const float* cols, const Geometry& g, int64_t rowStart, int64_t rowCount, float* dx) {
+  // The patch matrix is only read here; ForEachTap hands out mutable pointers for im2col's sake.
+  ForEachTap(
+      g, rowStart, rowCount, const_cast<float*>(cols),
+      [dx](float* __restrict c, int64_t to, int64_t count) {
+        float* __restrict o = dx + to;
+        for (int64_t j = 0; j < count; j++) o[j] += c[j];
+      },
+      [](float*, int64_t) {});
 }
 
 Napi::Value Im2colCall(const Napi::CallbackInfo& info) {
