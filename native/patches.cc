@@ -82,12 +82,13 @@ bool ReadCall(const Napi::CallbackInfo& info, const char* owner, size_t patchesA
 
 // Walks patch rows rowStart .. rowStart + rowCount − 1, one output row (n, oh) segment at a
 // time, and for each filter row a and tap b calls pair(patch, image, ci) on the ci floats the tap
-// reads (contiguous taps, with dilation 1, as one call of kw·ci floats) and pad(patch, count) on
-// those that fall in the padding. Output columns whose taps are all inside the image horizontally
-// (the interior, most of them) take no bounds checks: with few input channels the per-tap checks
-// had cost more than the copies (0.6 ms for the digit CNN's first layer at batch 16).
-template <typename Pair, typename Pad>
-void ForEachTap(const Geometry& g, int64_t rowStart, int64_t rowCount, float* patches, Pair pair, Pad pad) {
+// reads and pad(patch, count) on those that fall in the padding. Output columns whose taps are all
+// inside the image horizontally (the interior, most of them) take no bounds checks; with dilation
+// 1 a segment's interior columns go to one call, interior(patch, image, columns): column k's
+// kw·ci floats at patch + k·depth and image + k·sw·ci. With few input channels per-tap calls and
+// checks had cost more than the copies (0.6 ms for the digit CNN's first layer at batch 16).
+template <typename Pair, typename Pad, typename Interior>
+void ForEachTap(const Geometry& g, int64_t rowStart, int64_t rowCount, float* patches, Pair pair, Pad pad, Interior interior) {
   const int64_t ci = g.ci, rowLength = g.kw * ci, depth = g.depth();
   // Interior columns: ow·sw − left ≥ 0 and ow·sw − left + (kw − 1)·dw ≤ inW − 1.
   const int64_t owLo = std::min(g.outW, (g.left + g.sw - 1) / g.sw);
@@ -104,14 +105,15 @@ void ForEachTap(const Geometry& g, int64_t rowStart, int64_t rowCount, float* pa
         continue;
       }
       const int64_t imageRow = (n * g.inH + ih) * g.inW * ci;
+      // The interior columns of this segment, [kLo, kHi), in one call with dilation 1.
+      const int64_t kLo = std::clamp<int64_t>(owLo - ow, 0, span), kHi = std::clamp<int64_t>(owHi - ow, kLo, span);
+      if (g.dw == 1 && kHi > kLo) interior(base + kLo * depth, imageRow + ((ow + kLo) * g.sw - g.left) * ci, kHi - kLo);
       for (int64_t k = 0; k < span; k++) {
         const int64_t o = ow + k;
         float* d = base + k * depth;
         const int64_t iw0 = o * g.sw - g.left;
         if (o >= owLo && o < owHi) {
-          if (g.dw == 1) {
-            pair(d, imageRow + iw0 * ci, rowLength);
-          } else {
+          if (g.dw != 1) {
             for (int64_t b = 0; b < g.kw; b++) pair(d + b * ci, imageRow + (iw0 + b * g.dw) * ci, ci);
           }
           continue;
@@ -135,17 +137,36 @@ void ForEachTap(const Geometry& g, int64_t rowStart, int64_t rowCount, float* pa
   }
 }
 
+// Rows of a filter row's floats shorter than this are copied column-major (j outer, columns
+// inner): a loop of kw·ci = 3 floats per column (one input channel) costs more in loop overhead
+// than in copying.
+constexpr int64_t kShortRun = 8;
+
 void Im2col(const float* x, const Geometry& g, int64_t rowStart, int64_t rowCount, float* dst) {
+  const int64_t runLength = g.kw * g.ci, depth = g.depth(), step = g.sw * g.ci;
   ForEachTap(
       g, rowStart, rowCount, dst,
       [x](float* __restrict d, int64_t from, int64_t count) {
         const float* __restrict s = x + from;
         for (int64_t j = 0; j < count; j++) d[j] = s[j];
       },
-      [](float* d, int64_t count) { std::fill(d, d + count, 0.0f); });
+      [](float* d, int64_t count) { std::fill(d, d + count, 0.0f); },
+      [&](float* __restrict d, int64_t from, int64_t columns) {
+        const float* __restrict s = x + from;
+        if (runLength < kShortRun) {
+          for (int64_t j = 0; j < runLength; j++) {
+            for (int64_t k = 0; k < columns; k++) d[k * depth + j] = s[k * step + j];
+          }
+          return;
+        }
+        for (int64_t k = 0; k < columns; k++) {
+          for (int64_t j = 0; j < runLength; j++) d[k * depth + j] = s[k * step + j];
+        }
+      });
 }
 
 void Col2im(const float* cols, const Geometry& g, int64_t rowStart, int64_t rowCount, float* dx) {
+  const int64_t runLength = g.kw * g.ci, depth = g.depth(), step = g.sw * g.ci;
   // The patch matrix is only read here; ForEachTap hands out mutable pointers for im2col's sake.
   ForEachTap(
       g, rowStart, rowCount, const_cast<float*>(cols),
@@ -153,7 +174,20 @@ void Col2im(const float* cols, const Geometry& g, int64_t rowStart, int64_t rowC
         float* __restrict o = dx + to;
         for (int64_t j = 0; j < count; j++) o[j] += c[j];
       },
-      [](float*, int64_t) {});
+      [](float*, int64_t) {},
+      [&](float* c, int64_t to, int64_t columns) {
+        // Columns overlap in dx when sw < kw; each inner loop below touches distinct elements.
+        float* o = dx + to;
+        if (runLength < kShortRun) {
+          for (int64_t j = 0; j < runLength; j++) {
+            for (int64_t k = 0; k < columns; k++) o[k * step + j] += c[k * depth + j];
+          }
+          return;
+        }
+        for (int64_t k = 0; k < columns; k++) {
+          for (int64_t j = 0; j < runLength; j++) o[k * step + j] += c[k * depth + j];
+        }
+      });
 }
 
 Napi::Value Im2colCall(const Napi::CallbackInfo& info) {
