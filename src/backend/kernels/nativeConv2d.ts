@@ -234,7 +234,7 @@ function backpropInputPatch(o: Options): (stock: KernelFn | undefined) => Kernel
  *     batch 64, conv2:                 forward 1.807 / 4.231, filter gradient 1.819 / 7.545,
  *                                      input gradient 1.829 / 4.087
  *
- * (im2col and col2im have been made faster since, by 1.4-3.3x for these shapes: native/patches.cc.)
+ * (im2col has been made 1.4-3.3x faster since for these shapes, col2im 1.1x: native/patches.cc.)
  * With im2col/col2im in JS the forward and input gradient had lost (1.46 vs 1.07 ms and 1.82 vs
  * 1.10 for conv2 at batch 16). Blocks of 32 Ki, 64 Ki and 128 Ki floats measured within 10% of
  * each other; the whole patch matrix at once was up to 1.5x slower for conv2's filter gradient
