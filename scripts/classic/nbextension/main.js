@@ -73,6 +73,10 @@ define(['require', 'jquery', 'base/js/namespace', 'notebook/js/outputarea'], fun
   }
 
   function load_ipython_extension() {
+    // Classic fits every output SVG to its column (`max-width: 100%; height: auto`), which made
+    // plotly.js's 420 px chart 419.98 px high (its width attribute rounded to layout units); the
+    // SVGs keep the size plotly.js gave them, the height of their container.
+    $('<style/>').text('div.output_area .' + CLASS + ' svg.main-svg { max-width: none; height: 100%; }').appendTo('head');
     // Safe: the JSON is data that plotly.js draws, with no script in it, so an untrusted
     // notebook gets the chart too (as JupyterLab draws it) instead of its sanitized HTML.
     outputarea.OutputArea.prototype.register_mime_type(MIME, appendFigure, { safe: true, index: 0 });
