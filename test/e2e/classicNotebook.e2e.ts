@@ -7,8 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { exportSite } from '../../scripts/site/exportSite';
-import { compareShots, pixelDifference, shootFigure, SITE_CHART, type FigureShot } from '../helpers/figureShots';
+import { compareShots, pixelDifference, shootFigure, siteFigure } from '../helpers/figureShots';
 
 // Opens every notebook in the real classic Notebook front end (Debian's jupyter-notebook) with the
 // tslab kernelspec and the figure renderer that `npm run kernel:install` installs, in headless
@@ -200,19 +199,9 @@ async function appendChangedFigure(page: Page, id: string, change: string): Prom
 }
 
 describe('the same figure in classic Notebook as on the site', () => {
-  let site: FigureShot;
-  let sitePage: Page;
-
   it(`draws ${FIGURE_FILE}'s figure as the site draws its JSON, and reopens the notebook unmodified`, { timeout: CONFIG.notebookTimeoutMs + 60_000 }, async (t) => {
     if (!FILES.includes(FIGURE_FILE)) await runInClassic(FIGURE_FILE);
-    // The site of that one executed notebook, made by the site's own exporter.
-    const inDir = path.join(tmp, 'site-in');
-    fs.mkdirSync(inDir, { recursive: true });
-    fs.copyFileSync(path.join(CONFIG.work, FIGURE_FILE), path.join(inDir, FIGURE_FILE));
-    const report = exportSite({ inDir, outDir: path.join(tmp, 'site') });
-    sitePage = await browser.newPage({ viewport: WINDOW });
-    await sitePage.goto(`file://${report.pages[0].file}`);
-    site = await shootFigure(sitePage, { label: 'site', ...SITE_CHART });
+    const { shot: site, page: sitePage } = await siteFigure(browser, path.join(CONFIG.work, FIGURE_FILE), tmp, WINDOW);
     const page = await reopenInClassic(FIGURE_FILE);
     try {
       const classic = await shootFigure(page, { label: 'classic', ...CLASSIC_CHART });
@@ -231,8 +220,7 @@ describe('the same figure in classic Notebook as on the site', () => {
       assert.ok(problems.some((p) => p.startsWith('pixels:')), problems.join('\n'));
     } finally {
       await page.close();
+      await sitePage.close();
     }
   });
-
-  after(async () => sitePage?.close());
 });

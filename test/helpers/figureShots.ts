@@ -1,4 +1,7 @@
-import type { Page } from 'playwright-core';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { exportSite } from '../../scripts/site/exportSite';
 
 // The same figure in every front end (docs/notebooks.md, "Charts in each front end"): a chart
 // drawn by plotly.js in the site, classic Notebook or JupyterLab is measured where the reader
@@ -44,9 +47,10 @@ export async function shootFigure(page: Page, args: { label: string; chart: stri
     const fonts = [...new Set(Array.from(node.querySelectorAll('svg text')).map((t) => getComputedStyle(t).fontFamily))];
     return { width: box.width, height: box.height, column: inner, fonts };
   }, args.column);
-  // plotly.js refits a responsive chart to its node on the window's resize event.
+  // plotly.js refits a responsive chart to its node on the window's resize event. The node may
+  // be a flex item that grows to its row (JupyterLab's output), hence flex none.
   await gd.evaluate((node, width) => {
-    (node as HTMLElement).style.width = `${width}px`;
+    Object.assign((node as HTMLElement).style, { width: `${width}px`, minWidth: `${width}px`, maxWidth: `${width}px`, flex: 'none' });
     window.dispatchEvent(new Event('resize'));
   }, COMMON_WIDTH);
   await page.waitForFunction(({ sel, width }) => Math.abs((document.querySelector(sel)?.querySelector('.main-svg')?.getBoundingClientRect().width ?? 0) - width) < 0.5, { sel: args.chart, width: COMMON_WIDTH });
@@ -113,6 +117,21 @@ export async function pixelDifference(page: Page, a: Buffer, b: Buffer, toleranc
 
 /** Where a chart is drawn on the site's pages (scripts/site/plotlyBundle.ts, site.js). */
 export const SITE_CHART = { chart: '.plotly-figure .plotly-target', column: '.plotly-figure' };
+
+/**
+ * The site's drawing of the first figure of an executed notebook: the site's own exporter makes
+ * the site of that one notebook in `workDir`, and a page of `viewport` opens it. The page stays
+ * open for the caller to compare on and close.
+ */
+export async function siteFigure(browser: Browser, notebook: string, workDir: string, viewport: { width: number; height: number }): Promise<{ shot: FigureShot; page: Page }> {
+  const inDir = path.join(workDir, 'site-in');
+  fs.mkdirSync(inDir, { recursive: true });
+  fs.copyFileSync(notebook, path.join(inDir, path.basename(notebook)));
+  const report = exportSite({ inDir, outDir: path.join(workDir, 'site') });
+  const page = await browser.newPage({ viewport });
+  await page.goto(`file://${report.pages[0].file}`);
+  return { shot: await shootFigure(page, { label: 'site', ...SITE_CHART }), page };
+}
 
 /** The most pixels two drawings of one figure at COMMON_WIDTH may differ in (anti-aliasing). */
 export const MAX_DIFFERING = 0.005;
