@@ -19,13 +19,20 @@ define(['require', 'jquery', 'base/js/namespace', 'notebook/js/outputarea'], fun
     return plotly;
   }
 
-  /** Resolves once `node` is in the page and laid out, so that plotly.js can read its width. */
+  /**
+   * Resolves once `node` is in the page and laid out, so that plotly.js can read its width: at
+   * once, or when it gets a size (appended, or its collapsed output expanded).
+   */
   function laidOut(node) {
     return new Promise(function (resolve) {
-      (function check() {
-        if (document.body.contains(node) && node.clientWidth > 0) resolve();
-        else requestAnimationFrame(check);
-      })();
+      var ready = function () { return node.isConnected && node.clientWidth > 0; };
+      if (ready()) return resolve();
+      var observer = new ResizeObserver(function () {
+        if (!ready()) return;
+        observer.disconnect();
+        resolve();
+      });
+      observer.observe(node);
     });
   }
 

@@ -53,7 +53,9 @@ function loadMain(notebook: unknown) {
   const registered: { mime: string; append: Function; options: { safe: boolean; index: number } }[] = [];
   const OutputArea = { prototype: { register_mime_type: (mime: string, append: Function, options: never) => registered.push({ mime, append, options }) } };
   let module: { load_ipython_extension(): void } | undefined;
-  const define = (_deps: string[], factory: (...a: unknown[]) => typeof module) => (module = factory(() => undefined, () => undefined, { notebook }, { OutputArea }));
+  // jQuery, as far as load_ipython_extension uses it: the style element it adds to the page.
+  const $ = () => ({ text: () => ({ appendTo: () => undefined }) });
+  const define = (_deps: string[], factory: (...a: unknown[]) => typeof module) => (module = factory(() => undefined, $, { notebook }, { OutputArea }));
   vm.runInNewContext(fs.readFileSync(NBEXTENSION.source, 'utf8'), { define });
   module!.load_ipython_extension();
   return registered;
