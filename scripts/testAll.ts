@@ -17,12 +17,12 @@
  *   7. test:classic   every notebook run by a reader in classic Notebook, in headless Chromium
  *   8. check:deno     `deno check` on every notebook's cells (Deno's kernel does not type-check)
  *   9. test:deno      every notebook through nbconvert under Deno, compared cell by cell with tslab
+ *  10. test:lab       every notebook of both editions read in JupyterLab (lab/'s app, installed and
+ *                     built when stale) under tslab and under Deno
  *
- * Not in this list: `npm run test:lab`, every notebook read in JupyterLab (lab/'s app) under tslab
- * and Deno. Its one clean-clone run beside the others (docs/testing.md) took 1,300+ s alone and
- * lost one Deno kernel to a port taken between jupyter_client's choice and Deno's bind
- * (AddrInUse); until that race is closed in scripts/deno/kernel_proxy.py and its time is cut,
- * it would push `npm test` past 30 minutes and make it flaky, so it runs on its own.
+ * The parts after test:unit reuse its build (`npm run build:if-stale`), and test:deno reuses
+ * test:jupyter's tslab runs as its reference (test/helpers/tslabReference.ts), so no notebook is
+ * executed twice by the same front end and kernel.
  *
  * A failing part does not stop the later ones, so one run shows every failure; the exit code is
  * non-zero if any part failed.
@@ -46,6 +46,7 @@ const CONFIG = {
     { name: 'test:classic', command: ['npm', 'run', '--silent', 'test:classic'] },
     { name: 'check:deno', command: ['npm', 'run', '--silent', 'check:deno'] },
     { name: 'test:deno', command: ['npm', 'run', '--silent', 'test:deno'] },
+    { name: 'test:lab', command: ['npm', 'run', '--silent', 'test:lab'] },
   ],
 };
 

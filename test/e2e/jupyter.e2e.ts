@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { PLOTLY_MIME } from '../../src/tutorial/index';
 import { isolatedJupyterEnv } from '../helpers/jupyter';
+import { saveTslabReference } from '../helpers/tslabReference';
 
 // Executes every notebook with Debian's real Jupyter: `jupyter nbconvert --execute --to notebook`
 // under /usr/bin/python3, with the tslab kernelspec installed by the project's own script into a
@@ -96,6 +97,7 @@ describe('jupyter nbconvert --execute with the tslab kernel', () => {
     it(`executes ${path.relative(ROOT, NOTEBOOKS)}/${name}`, () => {
       const r = nbconvert(path.join(NOTEBOOKS, name));
       if (r.status !== 0) assert.fail(`${name}: ${r.error}`);
+      saveTslabReference(path.join(NOTEBOOKS, name), r.outFile);
     });
   }
 });

@@ -12,12 +12,12 @@ import { ensureLabApp } from '../../scripts/lab/app';
 import { startLabServer, type LabServer } from '../../scripts/lab/server';
 import { compareShots, pixelDifference, shootFigure, siteFigure } from '../helpers/figureShots';
 import { isolatedJupyterEnv } from '../helpers/jupyter';
-import { calls, drawnFigures, errorOutputs, openNotebook, readOpenNotebook, renderedTables, runAll, save } from '../helpers/jupyterLab';
+import { calls, closeInPage, drawnFigures, errorOutputs, loadLab, openInPage, readOpenNotebook, renderedTables, runAll, save } from '../helpers/jupyterLab';
 
 // Every notebook of both editions, read in JupyterLab (lab/'s app on Debian's jupyterlab-server)
 // as a reader does, under each kernel: open it, check the kernel, Run All, no error or stderr,
-// every showFigure drawn and every showTable rendered, save, reopen in a fresh page: still
-// unmodified, every figure drawn again. The Deno server sees only the deno kernelspec, so the
+// every showFigure drawn and every showTable rendered, save, reopen in a page that never had it
+// open: still unmodified, every figure drawn again. The Deno server sees only the deno kernelspec, so the
 // notebooks (which name `tslab`) get it by their language, as a reader with only Deno would;
 // every cell must then show as many lines as under tslab. `npm run test:lab` runs it; the lab
 // app is installed (npm ci, from npm's cache) and built here, only when stale.
@@ -86,6 +86,7 @@ before(async () => {
 });
 
 after(async () => {
+  for (const { page } of pages.values()) await page.close().catch(() => undefined);
   await browser?.close();
   for (const server of servers.values()) await server.stop();
   if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
@@ -109,44 +110,78 @@ async function shutDownSessions(server: LabServer): Promise<void> {
   for (const s of sessions) await fetch(`${server.base}/api/sessions/${s.id}`, { ...auth, method: 'DELETE' });
 }
 
-let workspaces = 0;
+/** Per kernel, the page that runs the notebooks and the page that reopens them, loaded once. */
+const pages = new Map<string, { page: Page; errors: string[] }>();
+
+async function pageFor(kernel: Kernel, role: 'run' | 'reopen'): Promise<{ page: Page; errors: string[] }> {
+  const key = `${kernel}-${role}`;
+  let entry = pages.get(key);
+  if (!entry || entry.page.isClosed()) {
+    entry = await newPage();
+    const server = servers.get(kernel)!;
+    await loadLab(entry.page, { base: server.base, token: server.token, workspace: key });
+    pages.set(key, entry);
+  }
+  return entry;
+}
 
 /**
- * Opens, runs, checks, saves and reopens one notebook under one kernel; returns what a check needs.
- * The first page is closed before the second opens: a page left open follows the notebook's next
- * session, and logs its kernel's websocket failing when that kernel is shut down.
+ * Opens, runs, checks and saves one notebook under one kernel in the kernel's run page, then
+ * reopens the saved file in the reopen page, which never had it open; returns what a check
+ * needs. The notebook's tab is closed before its kernel is shut down: a page still connected to
+ * a kernel logs its websocket failing when the kernel goes. After a failure both pages are
+ * dropped, so that the next notebook starts from fresh pages.
  */
 async function readInLab(kernel: Kernel, file: string) {
   const server = servers.get(kernel)!;
   let current: Page | undefined;
+  const phases: [string, number][] = [];
+  let mark = performance.now();
+  const phase = (name: string) => {
+    const now = performance.now();
+    phases.push([name, Math.round(now - mark)]);
+    mark = now;
+  };
   try {
-    const first = await newPage();
+    const first = await pageFor(kernel, 'run');
+    const firstErrors = first.errors.length;
     current = first.page;
-    await openNotebook(first.page, { base: server.base, token: server.token, workspace: `run${++workspaces}`, file });
+    await openInPage(first.page, { file, kernel: true });
+    phase('open');
     const opened = await readOpenNotebook(first.page);
     await runAll(first.page, CONFIG.notebookTimeoutMs);
+    phase('run all');
     const ran = await readOpenNotebook(first.page);
     const figures = await drawnFigures(first.page);
     const tables = await renderedTables(first.page);
+    phase('read');
     await save(first.page);
-    await first.page.close();
+    await closeInPage(first.page, file);
     await shutDownSessions(server);
-    const second = await newPage();
+    phase('save and shut down');
+    const second = await pageFor(kernel, 'reopen');
+    const secondErrors = second.errors.length;
     current = second.page;
-    await openNotebook(second.page, { base: server.base, token: server.token, workspace: `reopen${workspaces}`, file, kernel: false });
+    await openInPage(second.page, { file, kernel: false });
     const figuresAgain = await drawnFigures(second.page);
+    phase('reopen');
     // jupyterlab-plotly would now add an image/png to every figure and mark the notebook modified.
     await second.page.waitForTimeout(1000);
     const reopened = await readOpenNotebook(second.page);
-    return { opened, ran, figures, tables, figuresAgain, reopened, pageErrors: [...first.errors, ...second.errors] };
+    await closeInPage(second.page, file);
+    phase('wait');
+    return { opened, ran, figures, tables, figuresAgain, reopened, pageErrors: [...first.errors.slice(firstErrors), ...second.errors.slice(secondErrors)], phases };
   } catch (e) {
     fs.mkdirSync(CONFIG.shots, { recursive: true });
     const shot = path.join(CONFIG.shots, `${kernel}-${file.replace(/\//g, '-')}.png`);
     await current?.screenshot({ path: shot }).catch(() => undefined);
+    for (const role of ['run', 'reopen']) {
+      await pages.get(`${kernel}-${role}`)?.page.close().catch(() => undefined);
+      pages.delete(`${kernel}-${role}`);
+    }
     throw new Error(`${(e as Error).message}\nscreenshot: ${shot}\nserver log, last lines:\n${server.log().split('\n').slice(-25).join('\n')}`);
   } finally {
-    if (current && !current.isClosed()) await current.close();
-    // Every kernel the notebook started, shut down once no page is connected to it.
+    // Every kernel the notebook started, shut down once no tab is connected to it.
     await shutDownSessions(server);
   }
 }
@@ -160,7 +195,7 @@ for (const kernel of KERNELS) {
       it(`runs ${file}, draws its figures and tables, and reopens it unchanged`, { timeout: CONFIG.notebookTimeoutMs + 180_000 }, async (t) => {
         const started = performance.now();
         const seen = await readInLab(kernel, file);
-        t.diagnostic(`${kernel} ${file}: ${((performance.now() - started) / 1000).toFixed(1)} s`);
+        t.diagnostic(`${kernel} ${file}: ${((performance.now() - started) / 1000).toFixed(1)} s (${seen.phases.map(([n, ms]) => `${n} ${(ms / 1000).toFixed(1)}`).join(', ')})`);
         assert.equal(seen.opened.kernel, kernel, 'the kernel JupyterLab started for the notebook');
         const code = seen.ran.cells.filter((c) => c.type === 'code');
         assert.deepEqual(errorOutputs(seen.ran.cells), [], 'no cell shows an error or writes to stderr');
@@ -200,20 +235,20 @@ for (const kernel of KERNELS) {
         const saved = path.join(CONFIG.work, kernel, FIGURE_FILE);
         if (!fs.existsSync(saved) || readNotebook(saved).cells.every((c) => !c.outputs?.length)) await readInLab(kernel, FIGURE_FILE);
         const site = await siteFigure(browser, saved, tmp, { width: 1280, height: 900 });
-        const { page, errors } = await newPage();
+        const { page, errors } = await pageFor(kernel, 'reopen');
+        const before = errors.length;
         try {
-          const server = servers.get(kernel)!;
-          await openNotebook(page, { base: server.base, token: server.token, workspace: 'figure', file: FIGURE_FILE, kernel: false });
+          await openInPage(page, { file: FIGURE_FILE, kernel: false });
           await drawnFigures(page); // scrolls the figure's cell into view, where JupyterLab renders it
           const lab = await shootFigure(page, { label: 'JupyterLab', chart: '.tfjs-accumulate-plotly', column: '.jp-OutputArea-output' });
           const { differing } = await pixelDifference(page, site.shot.png, lab.png);
           t.diagnostic(`site ${site.shot.width} x ${site.shot.height} in ${site.shot.column}, JupyterLab ${lab.width} x ${lab.height} in ${lab.column}; ${(differing * 100).toFixed(3)}% of pixels apart at the common width`);
           assert.deepEqual(compareShots(site.shot, lab, differing), [], 'JupyterLab draws the site’s figure (test:classic holds the case that must fail)');
-          assert.deepEqual(errors, []);
+          assert.deepEqual(errors.slice(before), []);
         } finally {
-          await page.close();
+          // The tab goes, and with it the width the comparison gave its chart.
+          await closeInPage(page, FIGURE_FILE).catch(() => undefined);
           await site.page.close();
-          await shutDownSessions(servers.get(kernel)!);
         }
       });
     }

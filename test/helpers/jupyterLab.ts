@@ -35,21 +35,48 @@ export interface DrawnFigure {
 }
 
 /**
- * Opens `file` (relative to the server's root) in its own workspace, so that no tab of an earlier
- * page is restored with it, and waits for the notebook and, unless `kernel` is false, its kernel.
+ * Loads JupyterLab in `page` with no document, in its own workspace, and waits until the app
+ * has restored; notebooks are then opened in it one after another with {@link openInPage}, as a
+ * reader opens them from the file browser. (A page load costs 4–5 s of the JupyterLab test's
+ * 13 s overhead per notebook, measured; the kernel's start is most of the rest.)
  */
-export async function openNotebook(page: Page, args: { base: string; token: string; workspace: string; file: string; kernel?: boolean; timeoutMs?: number }): Promise<void> {
-  const tree = args.file.split('/').map(encodeURIComponent).join('/');
-  await page.goto(`${args.base}/lab/workspaces/${args.workspace}/tree/${tree}?token=${args.token}`);
+export async function loadLab(page: Page, args: { base: string; token: string; workspace: string; timeoutMs?: number }): Promise<void> {
+  await page.goto(`${args.base}/lab/workspaces/${args.workspace}?token=${args.token}`);
+  await page.waitForFunction(() => (window as any).jupyterapp?.commands?.hasCommand('docmanager:open'), null, { timeout: args.timeoutMs ?? 120_000, polling: 250 });
+  await page.evaluate(() => (window as any).jupyterapp.restored);
+}
+
+/**
+ * File → Open of `file` in a page that {@link loadLab} loaded; waits for the notebook and, when
+ * `kernel` is true, for its kernel. With `kernel` false no kernel is started (a reopened
+ * notebook is only looked at).
+ */
+export async function openInPage(page: Page, args: { file: string; kernel: boolean; timeoutMs?: number }): Promise<void> {
+  await page.evaluate(({ file, kernel }) => (window as any).jupyterapp.commands.execute('docmanager:open', { path: file, factory: 'Notebook', kernelPreference: { shouldStart: kernel } }), args);
   await page.waitForFunction(
     ({ file, kernel }) => {
       const panel = (window as any).jupyterapp?.shell?.currentWidget;
       if (panel?.context?.path !== file || !panel.context.isReady || !panel.content?.widgets?.length) return false;
       return !kernel || panel.sessionContext?.session?.kernel?.connectionStatus === 'connected';
     },
-    { file: args.file, kernel: args.kernel ?? true },
+    args,
     { timeout: args.timeoutMs ?? 120_000, polling: 250 },
   );
+}
+
+/**
+ * Kernel → Shut Down Kernel, then closes every tab of `file` without asking (the caller saved
+ * it, or only looked at it). Shut down through the page, the kernel's connection knows it is
+ * gone; shut down behind the page's back, the page tries to reconnect and logs a 404.
+ */
+export async function closeInPage(page: Page, file: string): Promise<void> {
+  await page.evaluate(async (path) => {
+    for (const w of Array.from((window as any).jupyterapp.shell.widgets('main')) as any[]) {
+      if (w.context?.path !== path) continue;
+      if (w.sessionContext?.session) await w.sessionContext.shutdown();
+      w.dispose();
+    }
+  }, file);
 }
 
 /** Run → Run All Cells, resolved once every queued cell has finished (or one failed and stopped the rest). */
