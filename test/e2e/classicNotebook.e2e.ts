@@ -200,7 +200,9 @@ async function appendChangedFigure(page: Page, id: string, change: string): Prom
 
 describe('the same figure in classic Notebook as on the site', () => {
   it(`draws ${FIGURE_FILE}'s figure as the site draws its JSON, and reopens the notebook unmodified`, { timeout: CONFIG.notebookTimeoutMs + 60_000 }, async (t) => {
-    if (!FILES.includes(FIGURE_FILE)) await runInClassic(FIGURE_FILE);
+    // Run and saved above, unless a filter left it out.
+    const saved = JSON.parse(fs.readFileSync(path.join(CONFIG.work, FIGURE_FILE), 'utf8')) as { cells: { outputs?: unknown[] }[] };
+    if (saved.cells.every((c) => !c.outputs?.length)) await runInClassic(FIGURE_FILE);
     const { shot: site, page: sitePage } = await siteFigure(browser, path.join(CONFIG.work, FIGURE_FILE), tmp, WINDOW);
     const page = await reopenInClassic(FIGURE_FILE);
     try {
@@ -220,6 +222,22 @@ describe('the same figure in classic Notebook as on the site', () => {
       assert.ok(problems.some((p) => p.startsWith('pixels:')), problems.join('\n'));
     } finally {
       await page.close();
+    }
+
+    // A notebook executed elsewhere is untrusted (other content, so no signature of this server
+    // matches): classic sanitizes its HTML, and the renderer, registered as safe, still draws.
+    const untrusted = `untrusted-${FIGURE_FILE}`;
+    const nb = JSON.parse(fs.readFileSync(path.join(CONFIG.work, FIGURE_FILE), 'utf8'));
+    nb.metadata['tfjs-accumulate-e2e'] = 'a copy this server never signed';
+    fs.writeFileSync(path.join(CONFIG.work, untrusted), JSON.stringify(nb));
+    const other = await reopenInClassic(untrusted);
+    try {
+      assert.equal(await other.evaluate(() => (window as any).Jupyter.notebook.trusted), false, 'the copy is untrusted');
+      const shot = await shootFigure(other, { label: 'classic, untrusted', ...CLASSIC_CHART });
+      assert.deepEqual(compareShots(site, shot, (await pixelDifference(other, site.png, shot.png)).differing), []);
+      assert.equal(await other.evaluate(() => (window as any).Jupyter.notebook.dirty), false, 'opening it leaves it unmodified');
+    } finally {
+      await other.close();
       await sitePage.close();
     }
   });

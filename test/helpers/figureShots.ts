@@ -37,8 +37,12 @@ export interface FigureShot {
  */
 export async function shootFigure(page: Page, args: { label: string; chart: string; column: string; timeoutMs?: number }): Promise<FigureShot> {
   const gd = page.locator(args.chart).first();
-  await gd.scrollIntoViewIfNeeded({ timeout: args.timeoutMs ?? 30_000 });
-  await page.waitForFunction((sel) => (document.querySelector(sel)?.querySelectorAll('.main-svg .trace').length ?? 0) > 0, args.chart, { timeout: args.timeoutMs ?? 30_000 });
+  try {
+    await gd.scrollIntoViewIfNeeded({ timeout: args.timeoutMs ?? 30_000 });
+    await page.waitForFunction((sel) => (document.querySelector(sel)?.querySelectorAll('.main-svg .trace').length ?? 0) > 0, args.chart, { timeout: args.timeoutMs ?? 30_000 });
+  } catch (e) {
+    throw new Error(`${args.label}: no chart drawn by plotly.js at ${args.chart} (${(e as Error).message.split('\n')[0]})`);
+  }
   const natural = await gd.evaluate((node, column) => {
     const box = node.querySelector('.main-svg')!.getBoundingClientRect();
     const col = node.closest(column) as HTMLElement;
