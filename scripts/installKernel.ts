@@ -7,6 +7,9 @@
  *
  *   npm run kernel:install [-- --deno] [-- --user | --prefix=DIR]
  *
+ * It also installs and enables, in the same place, the classic Notebook's figure renderer
+ * (scripts/classic/nbextension.ts), where the Python has classic Notebook 6.
+ *
  * Default location: the system-wide kernels folder as root, the per-user one otherwise. Running
  * it again rewrites the same kernel.json, so it is idempotent. After moving the repository or
  * changing Node, run it again: the kernelspec holds both absolute paths.
@@ -15,6 +18,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { installNbextension } from './classic/nbextension';
 
 /** The installer's options. */
 export interface InstallKernelArgs {
@@ -131,6 +135,9 @@ function main(): void {
     const dir = installKernel(args);
     console.log(`Installed the "${kernel}" kernel (${CONFIG.displayNames[kernel]}) in ${dir}`);
     console.log(`  runs: ${(kernelJson(kernel).argv as string[]).join(' ')}`);
+    const figures = installNbextension(args);
+    if (figures) console.log(`Installed classic Notebook's figure renderer in ${figures.dir}, enabled in ${figures.config}`);
+    else console.log(`No classic Notebook 6 in ${args.python ?? CONFIG.python}: its figure renderer was not installed.`);
   } catch (e) {
     console.error((e as Error).message);
     process.exit(1);

@@ -6,17 +6,22 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { compareShots, pixelDifference, shootFigure, siteFigure } from '../helpers/figureShots';
 
 // Opens every notebook in the real classic Notebook front end (Debian's jupyter-notebook) with the
-// tslab kernelspec, in headless Chromium, runs all cells as a reader would (Cell > Run All), and
-// checks what the reader sees: every code cell executed, no error output, and one drawn chart
-// per showFigure call. Copies of the notebooks are used, inside the repository so that
+// tslab kernelspec and the figure renderer that `npm run kernel:install` installs, in headless
+// Chromium, runs all cells as a reader would (Cell > Run All), and checks what the reader sees:
+// every code cell executed, no error output, and one chart drawn by plotly.js per showFigure
+// call. Then one chapter's figure is compared with the site's drawing of the same JSON
+// (figureParity.ts). Copies of the notebooks are used, inside the repository so that
 // `tfjs-accumulate` resolves, because the front end autosaves. `npm run test:classic` runs it.
 const ROOT = path.resolve(__dirname, '..', '..');
 const NOTEBOOKS = path.join(ROOT, 'notebooks');
 /** The English chapters, then the Chinese edition's twins (`zh/01-environment.ipynb` …). */
-const FILES = ['', 'zh/'].flatMap((dir) => fs.readdirSync(path.join(NOTEBOOKS, dir)).filter((f) => f.endsWith('.ipynb')).sort().map((f) => dir + f));
+const ALL_FILES = ['', 'zh/'].flatMap((dir) => fs.readdirSync(path.join(NOTEBOOKS, dir)).filter((f) => f.endsWith('.ipynb')).sort().map((f) => dir + f));
+/** Only these notebooks (comma-separated, e.g. `04-training-loop.ipynb`); for development. */
+const FILES = ALL_FILES.filter((f) => !process.env.CLASSIC_E2E_ONLY || process.env.CLASSIC_E2E_ONLY.split(',').includes(f));
 const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'];
 const CONFIG = {
   /** Where the copies go (git-ignored). */
@@ -54,7 +59,9 @@ before(async () => {
   server = spawn('/usr/bin/jupyter-notebook', args, {
     env: {
       ...process.env,
+      // The kernelspec and the figure renderer, where kernel:install put them for this prefix.
       JUPYTER_PATH: path.join(prefix, 'share', 'jupyter'),
+      JUPYTER_CONFIG_PATH: path.join(prefix, 'etc', 'jupyter'),
       JUPYTER_DATA_DIR: path.join(tmp, 'data'),
       JUPYTER_CONFIG_DIR: path.join(tmp, 'config'),
       JUPYTER_RUNTIME_DIR: path.join(tmp, 'runtime'),
@@ -115,16 +122,24 @@ async function runInClassic(file: string): Promise<Seen> {
       null,
       { timeout: CONFIG.notebookTimeoutMs, polling: 500 },
     );
+    // plotly.js draws a moment after its output arrived (the first figure loads it); a figure
+    // still undrawn after this is counted as missing below.
+    await page
+      .waitForFunction(() => Array.from(document.querySelectorAll('.output_area .tfjs-accumulate-plotly')).every((f) => f.querySelector('.main-svg .trace')), null, { timeout: 30_000, polling: 250 })
+      .catch(() => undefined);
     const seen = await page.evaluate(() => {
       const code = (window as any).Jupyter.notebook.get_cells().filter((c: any) => c.cell_type === 'code');
       return {
         cells: code.length,
         executed: code.filter((c: any) => typeof c.input_prompt_number === 'number').length,
         errors: Array.from(document.querySelectorAll('.output_error, .output_stderr')).map((e) => (e.textContent ?? '').slice(0, 500)),
-        charts: document.querySelectorAll('.output_area svg').length,
+        charts: Array.from(document.querySelectorAll('.output_area .tfjs-accumulate-plotly')).filter((f) => f.querySelector('.main-svg .trace')).length,
         showFigureCalls: code.map((c: any) => (c.get_text().match(/showFigure\(/g) ?? []).length).reduce((a: number, b: number) => a + b, 0),
       };
     });
+    // File > Save, so that the executed notebook can be opened again (the figure test below).
+    await page.evaluate(() => (window as any).Jupyter.notebook.save_notebook());
+    await page.waitForFunction(() => !(window as any).Jupyter.notebook.dirty, null, { timeout: 30_000 });
     return { ...seen, pageErrors };
   } finally {
     await page.close();
@@ -146,5 +161,84 @@ describe('the notebooks in classic Notebook with the tslab kernel', () => {
     fs.copyFileSync(path.join(ROOT, 'test', 'fixtures', 'notebooks', 'runtime-error.ipynb'), path.join(CONFIG.work, 'runtime-error.ipynb'));
     const seen = await runInClassic('runtime-error.ipynb');
     assert.ok(seen.errors.some((e) => e.includes('RangeError')), `errors seen: ${JSON.stringify(seen.errors)}`);
+  });
+});
+
+/** The notebook whose figure is compared across front ends: chapter 4's loss chart, a short run. */
+const FIGURE_FILE = '04-training-loop.ipynb';
+/** The window of the comparison, as in test/e2e/jupyterLab.e2e.ts. */
+const WINDOW = { width: 1280, height: 900 };
+/** Where classic's figure renderer draws (scripts/classic/nbextension/main.js). */
+const CLASSIC_CHART = { chart: '.tfjs-accumulate-plotly-target', column: '.output_subarea' };
+
+/** Opens an executed notebook of CONFIG.work in a fresh page, as a reader reopening it does. */
+async function reopenInClassic(file: string): Promise<Page> {
+  const page = await browser.newPage({ viewport: WINDOW });
+  await page.goto(`${base}/notebooks/${file}?token=${(globalThis as { classicToken?: string }).classicToken}`);
+  await page.waitForFunction(() => (window as any).Jupyter?.notebook?._fully_loaded && (window as any).Jupyter.notebook.kernel?.is_connected?.(), null, { timeout: 60_000 });
+  return page;
+}
+
+/**
+ * Appends to the cell with the notebook's first figure a copy of that figure output, changed by
+ * `change` (a function body run on the copy's Plotly JSON, `fig`), and returns its selector.
+ */
+async function appendChangedFigure(page: Page, id: string, change: string): Promise<string> {
+  await page.evaluate(
+    ({ id, change }) => {
+      const mime = 'application/vnd.plotly.v1+json';
+      const cell = (window as any).Jupyter.notebook.get_cells().find((c: any) => c.output_area?.outputs.some((o: any) => o.data?.[mime]));
+      const output = JSON.parse(JSON.stringify(cell.output_area.outputs.find((o: any) => o.data?.[mime])));
+      new Function('fig', change)(output.data[mime]);
+      cell.output_area.append_output(output);
+      cell.output_area.element.children('.output_area').last().attr('id', id);
+    },
+    { id, change },
+  );
+  return `#${id} ${CLASSIC_CHART.chart}`;
+}
+
+describe('the same figure in classic Notebook as on the site', () => {
+  it(`draws ${FIGURE_FILE}'s figure as the site draws its JSON, and reopens the notebook unmodified`, { timeout: CONFIG.notebookTimeoutMs + 60_000 }, async (t) => {
+    // Run and saved above, unless a filter left it out.
+    const saved = JSON.parse(fs.readFileSync(path.join(CONFIG.work, FIGURE_FILE), 'utf8')) as { cells: { outputs?: unknown[] }[] };
+    if (saved.cells.every((c) => !c.outputs?.length)) await runInClassic(FIGURE_FILE);
+    const { shot: site, page: sitePage } = await siteFigure(browser, path.join(CONFIG.work, FIGURE_FILE), tmp, WINDOW);
+    const page = await reopenInClassic(FIGURE_FILE);
+    try {
+      const classic = await shootFigure(page, { label: 'classic', ...CLASSIC_CHART });
+      const { differing } = await pixelDifference(page, site.png, classic.png);
+      t.diagnostic(`site ${site.width} x ${site.height} in ${site.column}, classic ${classic.width} x ${classic.height} in ${classic.column}; ${(differing * 100).toFixed(3)}% of pixels apart at the common width`);
+      assert.deepEqual(compareShots(site, classic, differing), [], 'classic draws the site’s figure');
+      assert.equal(classic.height, 420, 'the height the figure JSON gives');
+      await page.waitForTimeout(1000);
+      assert.equal(await page.evaluate(() => (window as any).Jupyter.notebook.dirty), false, 'opening the executed notebook leaves it unmodified');
+
+      // The comparison can fail: the same output with its first trace drawn black.
+      const changed = await shootFigure(page, { label: 'classic, changed colour', column: CLASSIC_CHART.column, chart: await appendChangedFigure(page, 'changed-colour', "fig.data[0].line.color = '#000000'; fig.data[0].marker = { color: '#000000' };") });
+      const problems = compareShots(site, changed, (await pixelDifference(page, site.png, changed.png)).differing);
+      t.diagnostic(`changed colour: ${problems.join('; ')}`);
+      assert.ok(problems.some((p) => p.startsWith('trace colours: classic, changed colour #000000 #d55e00')), problems.join('\n'));
+      assert.ok(problems.some((p) => p.startsWith('pixels:')), problems.join('\n'));
+    } finally {
+      await page.close();
+    }
+
+    // A notebook executed elsewhere is untrusted (other content, so no signature of this server
+    // matches): classic sanitizes its HTML, and the renderer, registered as safe, still draws.
+    const untrusted = `untrusted-${FIGURE_FILE}`;
+    const nb = JSON.parse(fs.readFileSync(path.join(CONFIG.work, FIGURE_FILE), 'utf8'));
+    nb.metadata['tfjs-accumulate-e2e'] = 'a copy this server never signed';
+    fs.writeFileSync(path.join(CONFIG.work, untrusted), JSON.stringify(nb));
+    const other = await reopenInClassic(untrusted);
+    try {
+      assert.equal(await other.evaluate(() => (window as any).Jupyter.notebook.trusted), false, 'the copy is untrusted');
+      const shot = await shootFigure(other, { label: 'classic, untrusted', ...CLASSIC_CHART });
+      assert.deepEqual(compareShots(site, shot, (await pixelDifference(other, site.png, shot.png)).differing), []);
+      assert.equal(await other.evaluate(() => (window as any).Jupyter.notebook.dirty), false, 'opening it leaves it unmodified');
+    } finally {
+      await other.close();
+      await sitePage.close();
+    }
   });
 });

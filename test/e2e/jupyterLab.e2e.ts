@@ -10,6 +10,7 @@ import { cellOutputs, findLosses } from '../../scripts/deno/compareOutputs';
 import { readNotebook } from '../../scripts/deno/notebooks';
 import { ensureLabApp } from '../../scripts/lab/app';
 import { startLabServer, type LabServer } from '../../scripts/lab/server';
+import { compareShots, pixelDifference, shootFigure, siteFigure } from '../helpers/figureShots';
 import { isolatedJupyterEnv } from '../helpers/jupyter';
 import { calls, closeInPage, drawnFigures, errorOutputs, loadLab, openInPage, readOpenNotebook, renderedTables, runAll, save } from '../helpers/jupyterLab';
 
@@ -40,6 +41,8 @@ const CONFIG = {
   shots: path.join(ROOT, 'build', 'jupyterlab-e2e-shots'),
 };
 const KERNELS = CONFIG.kernels;
+/** The notebook whose figure is compared with the site's, as test:classic compares it. */
+const FIGURE_FILE = '04-training-loop.ipynb';
 
 /** A cell that prints more than Deno's kernel publishes before its idle, then a second cell. */
 const LATE_LINES = 300;
@@ -226,6 +229,29 @@ for (const kernel of KERNELS) {
       // tslab prints a cell's value on stdout, Deno sends it as the execute_result.
       assert.ok(second.results === 1 || second.stdout.includes('42'), `the second cell's value: ${JSON.stringify(second)}`);
     });
+
+    if (kernel === 'tslab') {
+      it(`draws ${FIGURE_FILE}'s figure as the site draws its JSON`, { timeout: CONFIG.notebookTimeoutMs + 180_000 }, async (t) => {
+        const saved = path.join(CONFIG.work, kernel, FIGURE_FILE);
+        if (!fs.existsSync(saved) || readNotebook(saved).cells.every((c) => !c.outputs?.length)) await readInLab(kernel, FIGURE_FILE);
+        const site = await siteFigure(browser, saved, tmp, { width: 1280, height: 900 });
+        const { page, errors } = await pageFor(kernel, 'reopen');
+        const before = errors.length;
+        try {
+          await openInPage(page, { file: FIGURE_FILE, kernel: false });
+          await drawnFigures(page); // scrolls the figure's cell into view, where JupyterLab renders it
+          const lab = await shootFigure(page, { label: 'JupyterLab', chart: '.tfjs-accumulate-plotly', column: '.jp-OutputArea-output' });
+          const { differing } = await pixelDifference(page, site.shot.png, lab.png);
+          t.diagnostic(`site ${site.shot.width} x ${site.shot.height} in ${site.shot.column}, JupyterLab ${lab.width} x ${lab.height} in ${lab.column}; ${(differing * 100).toFixed(3)}% of pixels apart at the common width`);
+          assert.deepEqual(compareShots(site.shot, lab, differing), [], 'JupyterLab draws the site’s figure (test:classic holds the case that must fail)');
+          assert.deepEqual(errors.slice(before), []);
+        } finally {
+          // The tab goes, and with it the width the comparison gave its chart.
+          await closeInPage(page, FIGURE_FILE).catch(() => undefined);
+          await site.page.close();
+        }
+      });
+    }
 
     it('shows a failing cell as a failure (the checks above can fail)', { timeout: 240_000 }, async () => {
       const seen = await readInLab(kernel, 'runtime-error.ipynb');

@@ -9,7 +9,7 @@ import { checkFigure, type PlotlyFigure } from './figures';
 import { requireKernelPublisher } from './kernel';
 import type { DisplayLocale } from './locale';
 import { localizeFigure } from './localize';
-import { figureSvg } from './svg';
+import { figureImage } from './svg';
 import { figureText } from './text';
 
 /** MIME type of a Plotly figure in a display bundle, drawn by JupyterLab's Plotly renderer, VS Code and the site. */
@@ -20,7 +20,7 @@ export interface DisplayBundle {
   data: {
     /** The figure itself (`{ data, layout }`), for a Plotly renderer. */
     'application/vnd.plotly.v1+json': PlotlyFigure;
-    /** A static SVG of the chart, upgraded to the interactive chart where `window.Plotly` exists. */
+    /** The static SVG of the chart as an image, upgraded to the interactive chart where `window.Plotly` exists. */
     'text/html': string;
     /** A few lines describing each trace, for terminals and logs. */
     'text/plain': string;
@@ -57,7 +57,7 @@ function bundleOf(owner: string, figure: PlotlyFigure, args: FigureArgs): Displa
   // `<` is escaped so that no string in the figure can close the script element.
   const json = JSON.stringify(fig).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
   const html =
-    `<div class="tfjs-accumulate-figure" id="${id}">${figureSvg(fig)}</div>\n` +
+    `<div class="tfjs-accumulate-figure" id="${id}">${figureImage(fig)}</div>\n` +
     '<script type="text/javascript">\n' +
     '(function () {\n' +
     `  var el = document.getElementById(${JSON.stringify(id)});\n` +

@@ -239,3 +239,29 @@ export function legendLayout(fig: PlotlyFigure, size: number, x0: number, x1: nu
   });
   return { rows: fig.data.length ? row + 1 : 0, items };
 }
+
+/**
+ * The static SVG as an image (`<img>` of a `data:` URI), the form the display bundle's text/html
+ * carries: the same drawing, at the same size, and what an HTML sanitizer keeps. Classic Notebook
+ * and JupyterLab sanitize the HTML of an untrusted notebook (one executed elsewhere); they drop
+ * inline SVG elements and leave their texts behind as a line of stray tick labels, but keep an
+ * image whose source is data.
+ */
+export function figureImage(fig: PlotlyFigure): string {
+  const svg = figureSvg(fig);
+  // The size figureSvg drew at, from its root element.
+  const [, width, height] = /^<svg [^>]*?width="([\d.]+)" height="([\d.]+)"/.exec(svg)!;
+  return (
+    `<img class="tfjs-accumulate-static-figure" src="data:image/svg+xml;base64,${base64Utf8(svg)}" width="${width}" height="${height}" ` +
+    `alt="${xmlEscape(titleText(fig.layout.title))}" style="max-width:100%;height:auto">`
+  );
+}
+
+/** Base64 of a string's UTF-8 bytes, with what Node, Deno and browsers all have (`btoa`). */
+function base64Utf8(text: string): string {
+  const bytes = new TextEncoder().encode(text);
+  let binary = '';
+  // In slices: one call with every byte as an argument overflows the stack on a large chart.
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(binary);
+}

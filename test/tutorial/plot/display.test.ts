@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { figureBundle, PLOTLY_MIME, showFigure } from '../../../src/tutorial/plot/display';
 import type { PlotlyFigure } from '../../../src/tutorial/plot/figures';
+import { figureSvg } from '../../../src/tutorial/plot/svg';
 import { sampleFigure } from '../../helpers/plot';
 
 // The module the tslab kernel loads; it sets `lastWriteDisplayData` before every cell.
@@ -9,6 +10,8 @@ import { sampleFigure } from '../../helpers/plot';
 const tslabJupyter = require('tslab/dist/jupyter') as { lastWriteDisplayData: unknown };
 
 const figure = sampleFigure;
+/** The static SVG inside a bundle's text/html, decoded from its image. */
+const svgOf = (html: string): string => Buffer.from(/src="data:image\/svg\+xml;base64,([^"]+)"/.exec(html)![1], 'base64').toString('utf8');
 
 describe('figureBundle', () => {
   it('holds the figure as Plotly JSON, an HTML rendering and plain text in one bundle', () => {
@@ -26,18 +29,21 @@ describe('figureBundle', () => {
     );
   });
 
-  it('draws a static SVG in its HTML, one line per trace, and upgrades it only where window.Plotly exists', () => {
-    const html = figureBundle(figure()).data['text/html'];
-    assert.equal(html.match(/<polyline /g)?.length, 2);
-    assert.match(html, /stroke-dasharray/); // the dashed series
+  it('draws a static SVG in its HTML, as an image, one line per trace, and upgrades it only where window.Plotly exists', () => {
+    const fig = figure();
+    const html = figureBundle(fig).data['text/html'];
+    assert.equal(svgOf(html), figureSvg(fig), 'the static SVG itself (an English figure is drawn as given)');
+    assert.equal(svgOf(html).match(/<polyline /g)?.length, 2);
+    assert.match(svgOf(html), /stroke-dasharray/); // the dashed series
+    assert.doesNotMatch(html, /<svg/, 'no inline SVG, which a sanitizer would reduce to stray text');
     assert.match(html, /if \(!el \|\| !window\.Plotly\) return;/);
-    assert.doesNotMatch(html, /\ssrc=/, 'loads nothing: no CDN, no network');
+    assert.deepEqual(html.match(/\ssrc="(?!data:)/g), null, 'loads nothing: no CDN, no network');
   });
 
   it('keeps a trace name that contains </script> from closing the script or the SVG text', () => {
     const html = figureBundle(figure('</script><script>alert(1)</script>')).data['text/html'];
     assert.equal(html.match(/<\/script>/g)?.length, 1, 'only the bundle’s own script element is closed');
-    assert.match(html, /&lt;\/script&gt;&lt;script&gt;alert\(1\)/);
+    assert.match(svgOf(html), /&lt;\/script&gt;&lt;script&gt;alert\(1\)/);
   });
 
   it('gives each bundle its own element id', () => {
@@ -62,7 +68,7 @@ describe('figureBundle in a locale', () => {
     const json = bundle.data[PLOTLY_MIME];
     assert.equal((json.layout.xaxis as { title: { text: string } }).title.text, '更新步');
     assert.deepEqual(json.layout.meta, { locale: 'zh' });
-    assert.match(bundle.data['text/html'], />更新步</);
+    assert.match(svgOf(bundle.data['text/html']), />更新步</);
     assert.match(bundle.data['text/plain'], /^.*（x: 更新步，y: .*）\n  .*: 折线，3 个点/);
   });
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { barChart, FONT_SIZE, lineChart, type PlotlyFigure } from '../../../src/tutorial/plot/figures';
-import { balancedLines, figureSvg, legendLayout, textWidth, wrapText } from '../../../src/tutorial/plot/svg';
+import { balancedLines, figureImage, figureSvg, legendLayout, textWidth, wrapText } from '../../../src/tutorial/plot/svg';
 
 describe('figureSvg', () => {
   it('draws log axes, bars and categories without NaN coordinates', () => {
@@ -101,5 +101,24 @@ describe('figureSvg', () => {
     fig.layout.font = { family: 'Georgia', size: 15, color: '#111111' };
     fig.layout.paper_bgcolor = '#fafafa';
     assert.match(figureSvg(fig), /^<svg [^>]*font-family="Georgia" font-size="15" fill="#111111"><rect x="0" y="0" width="480" height="420" fill="#fafafa"\/>/);
+  });
+});
+
+describe('figureImage', () => {
+  it('is the static SVG, byte for byte, as an image of its size, with the title as its text', () => {
+    const fig = lineChart({ title: '每次更新 <损失> & "loss"', xTitle: 'updateStep', yTitle: 'loss', series: [{ name: 'a', x: [1, 2, 3], y: [3, 2, 1] }] });
+    const img = figureImage(fig);
+    const [, src, width, height, alt] = /^<img class="tfjs-accumulate-static-figure" src="data:image\/svg\+xml;base64,([A-Za-z0-9+/=]+)" width="(\d+)" height="(\d+)" alt="([^"]*)" style="max-width:100%;height:auto">$/.exec(img)!;
+    assert.equal(Buffer.from(src, 'base64').toString('utf8'), figureSvg(fig), 'UTF-8, so the Chinese title survives');
+    assert.deepEqual([width, height], ['480', '420']);
+    assert.equal(alt, '每次更新 &lt;损失&gt; &amp; &quot;loss&quot;');
+  });
+
+  it('encodes a chart larger than one call’s argument limit (about 100,000 bytes)', () => {
+    const x = Array.from({ length: 4000 }, (_, i) => i);
+    const fig = lineChart({ title: 'long', xTitle: 'x', yTitle: 'y', series: [0, 1, 2].map((k) => ({ name: `s${k}`, x, y: x.map((v) => Math.sin(v / 50 + k)) })) });
+    const svg = figureSvg(fig);
+    assert.ok(svg.length > 140_000, `${svg.length} characters`); // one spread call of that many bytes throws RangeError
+    assert.equal(Buffer.from(/base64,([^"]+)"/.exec(figureImage(fig))![1], 'base64').toString('utf8'), svg);
   });
 });
