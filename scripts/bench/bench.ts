@@ -32,10 +32,12 @@ import { GradientAccumulator } from '../../src/index';
 import { BackendPreference, describeEnvironment, loadNativeBlas, measureNativeGemmPeak, measureSimdPeak, selectBackend, setNativeThreads, SimdPeak } from '../../src/backend/index';
 import { cnn, measureAccumulation, median, mlp, simpleNet, stepFlops, timeCall } from '../../src/tutorial/index';
 import { PeerCase, TorchPeer } from './benchPeer';
-import { accumulationTable, backendTable, headToHeadTable, Report, rooflineTable, Stats } from './benchReport';
+import { accumulationTable, backendTable, headToHeadTable, OtherEntry, Refusal, Report, rooflineTable, Stats } from './benchReport';
 import { benchParallel } from './benchParallel';
 import { breakdownTable, nativeBreakdown, StepBreakdown } from './benchNative';
 import { busiestThreadNs, busyThreads, cpuPerWall, taskCpuNs } from './benchThreads';
+import type { Contender } from './contender';
+import { everyCoreEntrants, everyCoreTable } from './everyCore';
 
 type ModelName = 'simpleNet' | 'mlp' | 'cnn';
 const quick = process.argv.includes('--quick');
@@ -66,6 +68,8 @@ const CONFIG = {
   rounds: Number(option('rounds')?.[0] ?? (quick ? 2 : 5)),
   /** Warm-up calls before the first round (V8, XNNPACK and PyTorch's allocator prepare on first calls). */
   warmup: quick ? 1 : 5,
+  /** Untimed windows of a parallel trainer once its workers start: they compile their code on its first calls (as in src/parallel/measure.ts). */
+  workerWarmup: quick ? 2 : 20,
   /** Seconds of timing per step on the other backends. */
   backendSeconds: quick ? 0.15 : 1.0,
   /** A step slower than this (ms) is timed once after one warm-up (the stock cpu CNN). */
@@ -108,14 +112,7 @@ const CONFIG = {
   gemmSize: 512,
 };
 
-/** Something of ours timed in a row: one call is one step or one window. */
-export interface Contender {
-  label: string;
-  /** Threads it is meant to use. */
-  threads: number;
-  call(): void | Promise<void>;
-  dispose(): void | Promise<void>;
-}
+export type { Contender };
 
 /** One line of the head-to-head tables. */
 export interface BenchRow {
@@ -129,6 +126,8 @@ export interface BenchRow {
   oneThread(): Promise<Contender>;
   /** Ours at every core; left out while ours has no multi-core path (the table then says so). */
   allCores?(): Promise<Contender>;
+  /** More of ours timed in the same rounds, or refused with the reason (the native windows' worker options, everyCore.ts). */
+  others?(): Promise<(Contender | Refusal)[]>;
 }
 
 function buildModel(name: ModelName): tf.LayersModel {
@@ -252,6 +251,7 @@ function rows(): BenchRow[] {
         peer: { kind: 'window', model: name, steps: k, micro: b },
         oneThread: () => accumulationWindow(name, k, b, path, 1),
         allCores: all === null ? undefined : () => accumulationWindow(name, k, b, path, all),
+        others: all === null ? undefined : () => everyCoreEntrants({ model: () => buildModel(name), microBatches: Array.from({ length: k }, (_, i) => batchOf(name, b, 10 + i)), loss: name === 'simpleNet' ? 'meanSquaredError' : 'softmaxCrossEntropy', cores: all, warmup: CONFIG.workerWarmup }),
       })),
     ];
   });
@@ -327,19 +327,24 @@ async function runRow(row: BenchRow, peers: { one: TorchPeer | null; all: TorchP
   const perBlock = CONFIG.seconds / CONFIG.rounds;
   const ours1 = await row.oneThread();
   const oursAll = row.allCores ? await row.allCores() : null;
+  const entrants = row.others ? await row.others() : [];
+  const others = entrants.filter((e): e is Contender => !('refused' in e));
   const blocks: Record<'ours1' | 'oursAll' | 'torch1' | 'torchAll', Block[]> = { ours1: [], oursAll: [], torch1: [], torchAll: [] };
+  const otherBlocks: Block[][] = others.map(() => []);
   const load = [loadavg()[0]];
   try {
-    for (const c of [ours1, oursAll]) for (let i = 0; c && i < CONFIG.warmup; i++) await c.call();
+    for (const c of [ours1, oursAll, ...others]) for (let i = 0; c && i < CONFIG.warmup; i++) await c.call();
     for (let r = 0; r < CONFIG.rounds; r++) {
       blocks.ours1.push(await oursBlock(ours1, perBlock, 1));
       if (peers.one) blocks.torch1.push(await peers.one.time(row.peer, perBlock, r === 0 ? CONFIG.warmup : 0));
       if (oursAll) blocks.oursAll.push(await oursBlock(oursAll, perBlock, 1));
+      for (const [i, c] of others.entries()) otherBlocks[i].push(await oursBlock(c, perBlock, 1));
       if (peers.all) blocks.torchAll.push(await peers.all.time(row.peer, perBlock, r === 0 ? CONFIG.warmup : 0));
     }
   } finally {
     await ours1.dispose();
     await oursAll?.dispose();
+    for (const c of others) await c.dispose();
   }
   load.push(loadavg()[0]);
   const stats = (b: Block[]) => (b.length ? statsOf(b) : null);
@@ -349,6 +354,7 @@ async function runRow(row: BenchRow, peers: { one: TorchPeer | null; all: TorchP
     flops: row.flops,
     ours1: { label: ours1.label, threads: ours1.threads, ...statsOf(blocks.ours1) },
     oursAll: oursAll ? { label: oursAll.label, threads: oursAll.threads, ...statsOf(blocks.oursAll) } : null,
+    ...(row.others ? { others: entrants.map((e): OtherEntry => ('refused' in e ? e : { label: e.label, threads: e.threads, ...statsOf(otherBlocks[others.indexOf(e)]) })) } : {}),
     torch1: stats(blocks.torch1),
     torchAll: stats(blocks.torchAll),
     loadAverage: load,
@@ -487,6 +493,8 @@ async function main(): Promise<void> {
     '',
     ...rooflineTable(report),
     ...breakdownTable(report),
+    '',
+    ...everyCoreTable(report),
     '',
     ...accumulationTable(report),
     '',

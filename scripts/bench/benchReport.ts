@@ -23,6 +23,16 @@ export interface Stats {
   threadCpuMs: number | null;
 }
 
+/** An option the library refused, with its reason; shown in the table instead of a time. */
+export interface Refusal {
+  label: string;
+  threads: number;
+  refused: string;
+}
+
+/** A further contender of a row as the report keeps it: timed, or refused. */
+export type OtherEntry = (Stats & { label: string; threads: number }) | Refusal;
+
 export interface Report {
   date: string;
   command: string;
@@ -40,6 +50,8 @@ export interface Report {
     oursAll: (Stats & { label: string; threads: number }) | null;
     torch1: Stats | null;
     torchAll: Stats | null;
+    /** More of ours timed in the same rounds, or refused with the library's reason: the native windows' worker options (everyCore.ts). */
+    others?: OtherEntry[];
     /** 1-minute load average before and after the row. */
     loadAverage: number[];
   }[];
