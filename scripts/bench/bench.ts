@@ -288,6 +288,8 @@ interface Block {
   cpuPerWall: number | null;
   /** CPU ms per call of the busiest thread. */
   threadCpuMs: number | null;
+  /** CPU ms per call of the whole process (worker and BLAS threads included). */
+  cpuMs?: number | null;
 }
 
 async function oursBlock(contender: Contender, seconds: number, minReps: number): Promise<Block> {
@@ -302,7 +304,8 @@ async function oursBlock(contender: Contender, seconds: number, minReps: number)
   const after = taskCpuNs();
   const wallNs = (performance.now() - start) * 1e6;
   const busiest = busiestThreadNs(before, after);
-  return { ms, busyThreads: busyThreads(before, after), cpuPerWall: cpuPerWall(before, after, wallNs), threadCpuMs: busiest === null ? null : busiest / 1e6 / ms.length };
+  const perWall = cpuPerWall(before, after, wallNs);
+  return { ms, busyThreads: busyThreads(before, after), cpuPerWall: perWall, threadCpuMs: busiest === null ? null : busiest / 1e6 / ms.length, cpuMs: perWall === null ? null : (perWall * wallNs) / 1e6 / ms.length };
 }
 
 function statsOf(blocks: Block[]): Stats {
@@ -310,6 +313,7 @@ function statsOf(blocks: Block[]): Stats {
   const busy = blocks.map((b) => b.busyThreads).filter((n): n is number => n !== null);
   const cpu = blocks.map((b) => b.cpuPerWall).filter((n): n is number => n !== null);
   const threadCpu = blocks.map((b) => b.threadCpuMs).filter((n): n is number => n !== null);
+  const processCpu = blocks.map((b) => b.cpuMs ?? null).filter((n): n is number => n !== null);
   return {
     ms: median(ms),
     minMs: Math.min(...ms),
@@ -319,6 +323,7 @@ function statsOf(blocks: Block[]): Stats {
     busyThreads: busy.length ? Math.max(...busy) : null,
     cpuPerWall: cpu.length ? median(cpu) : null,
     threadCpuMs: threadCpu.length ? median(threadCpu) : null,
+    ...(processCpu.length ? { cpuMs: median(processCpu) } : {}),
   };
 }
 

@@ -21,6 +21,8 @@ export interface Stats {
    * number on a loaded machine (it still includes their effect on caches).
    */
   threadCpuMs: number | null;
+  /** CPU ms per call of the whole process, every thread included (workers, BLAS threads), median over rounds; ours only. */
+  cpuMs?: number | null;
 }
 
 /** An option the library refused, with its reason; shown in the table instead of a time. */

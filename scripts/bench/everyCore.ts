@@ -114,16 +114,18 @@ export interface Option {
   maxMs: number | null;
   /** CPU time over wall time of the whole process while it ran: the cores the machine gave it. */
   cores: number | null;
+  /** CPU ms per window of the whole process: the work an option costs, which load does not stretch. */
+  cpuMs: number | null;
   refused: string | null;
 }
 
 /** A native window row's options in order: one thread, the BLAS at every core, then the workers' splits. */
 export function rowOptions(row: Report['rows'][number]): Option[] {
-  const timed = (label: string, s: Stats & { threads: number }): Option => ({ label, threads: s.threads, ms: s.ms, minMs: s.minMs, maxMs: s.maxMs, cores: s.cpuPerWall, refused: null });
+  const timed = (label: string, s: Stats & { threads: number }): Option => ({ label, threads: s.threads, ms: s.ms, minMs: s.minMs, maxMs: s.maxMs, cores: s.cpuPerWall, cpuMs: s.cpuMs ?? null, refused: null });
   return [
     timed('one thread', row.ours1),
     ...(row.oursAll ? [timed(`BLAS at ${plural(row.oursAll.threads, 'thread')}, main thread`, row.oursAll)] : []),
-    ...(row.others ?? []).map((o) => ('refused' in o ? { label: o.label, threads: o.threads, ms: null, minMs: null, maxMs: null, cores: null, refused: o.refused } : timed(o.label, o))),
+    ...(row.others ?? []).map((o) => ('refused' in o ? { label: o.label, threads: o.threads, ms: null, minMs: null, maxMs: null, cores: null, cpuMs: null, refused: o.refused } : timed(o.label, o))),
   ];
 }
 
@@ -142,9 +144,10 @@ export function everyCoreTable(report: Report): string[] {
   const lines = [
     `Every core: which wins. Native window rows, each option timed in the same rounds as the rows above (median wall ms per window); never more threads than the ${cores} cores.`,
     '"cores used" is the process\'s CPU time over wall time while the option ran: below its threads, the machine did not give it its cores.',
+    '"CPU ms" is the CPU time of a window, every thread of the process included: what an option costs in work, which load stretches less than wall time.',
     '',
-    `| row | option | threads | cores used | ms (min–max) | x one thread | x PyTorch ${cores} threads |`,
-    '|---|---|---|---|---|---|---|',
+    `| row | option | threads | cores used | CPU ms | ms (min–max) | x one thread | x PyTorch ${cores} threads |`,
+    '|---|---|---|---|---|---|---|---|',
   ];
   const verdicts: string[] = [];
   for (const r of rows) {
@@ -153,7 +156,7 @@ export function everyCoreTable(report: Report): string[] {
     const torch = r.torchAll ? r.torchAll.ms : null;
     options.forEach((o) => {
       const cell = o.ms === null ? `refused: ${o.refused}` : `${fmt(o.ms)} (${fmt(o.minMs)}–${fmt(o.maxMs)})`;
-      lines.push(`| ${r.label} | ${o.label} | ${o.threads} | ${fmt(o.cores)} | ${cell} | ${o.ms === null ? '—' : fmt(o.ms / one)} | ${o.ms === null || torch === null ? '—' : fmt(o.ms / torch)} |`);
+      lines.push(`| ${r.label} | ${o.label} | ${o.threads} | ${fmt(o.cores)} | ${fmt(o.cpuMs)} | ${cell} | ${o.ms === null ? '—' : fmt(o.ms / one)} | ${o.ms === null || torch === null ? '—' : fmt(o.ms / torch)} |`);
     });
     const best = winner(options);
     if (best) verdicts.push(`${r.label}: ${best.label} wins (${fmt(best.ms)} ms, ${fmt((best.ms as number) / one)} x one thread${torch === null ? '' : `, ${fmt((best.ms as number) / torch)} x PyTorch at ${cores} threads`}).`);

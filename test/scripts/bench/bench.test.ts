@@ -60,7 +60,7 @@ test('bench --quick writes rows with spread, threads, load and a roofline', () =
     assert.match(run.stdout, /\| SimpleNet 10-1, step of 64, native \| [0-9.]+ \| — \| —% \| [0-9.]+ \| [0-9]+% of OpenBLAS \|/);
     assert.match(result.environments['native (CBLAS)'], /^backend: wasm \+ tfjs-accumulate native kernels/);
     assert.match(run.stdout, /Every core: which wins/);
-    assert.match(run.stdout, /\| SimpleNet 10-1, window of 4 x 16, native \| ParallelAccumulator, \d+ workers? x 1 BLAS thread \| \d+ \| [0-9.—]+ \| [0-9.]+ \(/);
+    assert.match(run.stdout, /\| SimpleNet 10-1, window of 4 x 16, native \| ParallelAccumulator, \d+ workers? x 1 BLAS thread \| \d+ \| [0-9.—]+ \| [0-9.—]+ \| [0-9.]+ \(/);
     assert.match(run.stdout, /SimpleNet 10-1, window of 4 x 16, native: .+ wins \([0-9.]+ ms, [0-9.]+ x one thread\)\./);
   }
   assert.equal(result.rows[0].flops, 2 * 64 * 2 * 10, 'SimpleNet: forward and weight gradient of a 10 -> 1 layer');

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { Report, Stats } from '../../../scripts/bench/benchReport';
 import { everyCoreSplits, everyCoreTable, rowOptions, splitLabel, winner } from '../../../scripts/bench/everyCore';
 
-const stats = (ms: number, threads: number, label = 'x'): Stats & { label: string; threads: number } => ({ label, threads, ms, minMs: ms - 1, maxMs: ms + 1, calls: 5, busyThreads: threads, cpuPerWall: threads, threadCpuMs: null });
+const stats = (ms: number, threads: number, label = 'x'): Stats & { label: string; threads: number } => ({ label, threads, ms, minMs: ms - 1, maxMs: ms + 1, calls: 5, busyThreads: threads, cpuPerWall: threads, threadCpuMs: null, cpuMs: ms * threads });
 
 test('everyCoreSplits: one worker per core, then every workers x BLAS threads that fills the cores, or 2 x 2 to show as refused', () => {
   assert.deepEqual(everyCoreSplits(2), [{ workers: 2, blasThreads: 1 }, { workers: 2, blasThreads: 2 }]);
@@ -55,9 +55,9 @@ test('rowOptions and winner: the timed options in order, the fastest median wins
 
 test('everyCoreTable: ratios to one thread and to PyTorch at every core, the refusal verbatim, a winner per row', () => {
   const lines = everyCoreTable(report());
-  assert.ok(lines.includes('| mlp-window-4x16-native | one thread | 1 | 1.00 | 10.00 (9.00–11.00) | 1.00 | 2.50 |'), lines.join('\n'));
-  assert.ok(lines.includes('| mlp-window-4x16-native | ParallelAccumulator, 2 workers x 1 BLAS thread | 2 | 2.00 | 6.00 (5.00–7.00) | 0.60 | 1.50 |'));
-  assert.ok(lines.includes('| mlp-window-4x16-native | ParallelAccumulator, 2 workers x 2 BLAS threads | 4 | — | refused: ParallelAccumulator: nativeThreads must be … | — | — |'));
+  assert.ok(lines.includes('| mlp-window-4x16-native | one thread | 1 | 1.00 | 10.00 | 10.00 (9.00–11.00) | 1.00 | 2.50 |'), lines.join('\n'));
+  assert.ok(lines.includes('| mlp-window-4x16-native | ParallelAccumulator, 2 workers x 1 BLAS thread | 2 | 2.00 | 12.00 | 6.00 (5.00–7.00) | 0.60 | 1.50 |'));
+  assert.ok(lines.includes('| mlp-window-4x16-native | ParallelAccumulator, 2 workers x 2 BLAS threads | 4 | — | — | refused: ParallelAccumulator: nativeThreads must be … | — | — |'));
   assert.ok(lines.includes('mlp-window-4x16-native: ParallelAccumulator, 2 workers x 1 BLAS thread wins (6.00 ms, 0.60 x one thread, 1.50 x PyTorch at 2 threads).'));
   assert.ok(!lines.some((l) => l.includes('mlp-64-native')), 'rows without worker options stay out');
   const none = report();
