@@ -5,10 +5,10 @@
   "targets": [
     {
       "target_name": "tfjs_accumulate_blas",
-      "sources": ["blas.cc"],
+      "sources": ["blas.cc", "patches.cc", "channels.cc"],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "defines": ["NAPI_VERSION=8", "NAPI_DISABLE_CPP_EXCEPTIONS", "NODE_ADDON_API_DISABLE_DEPRECATED"],
-      "cflags_cc": ["-O2"],
+      "cflags_cc": ["-O3"],
       "conditions": [
         ["OS=='mac'", {
           "libraries": ["-framework Accelerate"],

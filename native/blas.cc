@@ -8,6 +8,8 @@
 //     Every matrix is bounds-checked against its array before CBLAS reads or writes it.
 //   info() -> { blas, config, corename, threads, parallel }
 //   setThreads(n) -> the thread count the BLAS reports afterwards (null when it cannot be set).
+//   im2col, col2im: the convolution lowering (patches.cc).
+//   channelSums, channelBinary: per-channel reductions and broadcasts (channels.cc).
 //
 // The OpenBLAS extras (openblas_get_config, ...) are looked up with dlsym, so the same source
 // links against any CBLAS (Accelerate has none of them; info() then reports nulls). The CBLAS
@@ -20,6 +22,10 @@
 
 #include <cstdint>
 #include <string>
+
+#include "args.h"
+#include "channels.h"
+#include "patches.h"
 
 extern "C" void cblas_sgemm(int order, int transA, int transB, int m, int n, int k, float alpha, const float* a, int lda,
                             const float* b, int ldb, float beta, float* c, int ldc);
@@ -39,28 +45,15 @@ F Lookup(const char* name) {
   return reinterpret_cast<F>(dlsym(RTLD_DEFAULT, name));
 }
 
-bool Fail(Napi::Env env, const std::string& message) {
-  Napi::TypeError::New(env, "tfjs-accumulate native sgemm: " + message).ThrowAsJavaScriptException();
-  return false;
-}
+// The sgemm binding's error prefix (args.h).
+constexpr const char* kOwner = "sgemm";
 
-// Reads argument i as a non-negative integer that fits in an int.
-bool ReadInt(const Napi::CallbackInfo& info, size_t i, const char* name, int64_t* out) {
-  if (!info[i].IsNumber()) return Fail(info.Env(), std::string(name) + " must be a number");
-  double v = info[i].As<Napi::Number>().DoubleValue();
-  if (!(v >= 0) || v > 2147483647.0 || v != static_cast<double>(static_cast<int64_t>(v))) {
-    return Fail(info.Env(), std::string(name) + " must be a non-negative integer below 2^31");
-  }
-  *out = static_cast<int64_t>(v);
-  return true;
-}
+bool Fail(Napi::Env env, const std::string& message) { return tfjs_accumulate::Fail(env, kOwner, message); }
+
+bool ReadInt(const Napi::CallbackInfo& info, size_t i, const char* name, int64_t* out) { return tfjs_accumulate::ReadInt(info, i, kOwner, name, out); }
 
 bool ReadArray(const Napi::CallbackInfo& info, size_t i, const char* name, Napi::Float32Array* out) {
-  if (!info[i].IsTypedArray() || info[i].As<Napi::TypedArray>().TypedArrayType() != napi_float32_array) {
-    return Fail(info.Env(), std::string(name) + " must be a Float32Array");
-  }
-  *out = info[i].As<Napi::Float32Array>();
-  return true;
+  return tfjs_accumulate::ReadArray(info, i, kOwner, name, out);
 }
 
 // True when `batch` matrices of rows x cols with leading dimension ld, `stride` apart, fit in
@@ -170,6 +163,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("sgemm", Napi::Function::New(env, Sgemm));
   exports.Set("info", Napi::Function::New(env, Info));
   exports.Set("setThreads", Napi::Function::New(env, SetThreads));
+  tfjs_accumulate::RegisterPatches(env, exports);
+  tfjs_accumulate::RegisterChannels(env, exports);
   return exports;
 }
 

@@ -18,8 +18,9 @@ export interface StepBreakdown {
   /** Inside cblas_sgemm. */
   blasMs: number;
   /**
-   * In the product kernels outside the BLAS: im2col, bias fill, transposes and allocation (the
-   * copies), and the convolutions the native path leaves to XNNPACK (forward, input gradient).
+   * In the product kernels outside the BLAS: im2col and col2im (in the addon), bias fill,
+   * transposes and allocation (the copies), and whatever case a native kernel hands to the
+   * backend's own (NCHW, non-float32).
    */
   copiesMs: number;
   /** In every other kernel: activations, BatchNorm, pooling, reductions, the optimizer's arithmetic. */
@@ -47,6 +48,10 @@ export async function nativeBreakdown(call: () => void, rowMs: number, calls: nu
       real.sgemm(...args);
       blasMs += performance.now() - t;
     },
+    im2col: (...args: Parameters<NativeAddon['im2col']>) => real.im2col(...args),
+    col2im: (...args: Parameters<NativeAddon['col2im']>) => real.col2im(...args),
+    channelSums: (...args: Parameters<NativeAddon['channelSums']>) => real.channelSums(...args),
+    channelBinary: (...args: Parameters<NativeAddon['channelBinary']>) => real.channelBinary(...args),
     info: () => real.info(),
     setThreads: (n) => real.setThreads(n),
   };
@@ -101,8 +106,8 @@ export function breakdownTable(report: { breakdowns?: { label: string; breakdown
   return [
     '',
     'Native rows that missed their one-thread target: where the wall time of profiled steps goes (same calls). BLAS: inside cblas_sgemm (timed around the',
-    'addon); other products: the rest of the product kernels (im2col, bias fill, copies, and the convolutions left to XNNPACK: forward and',
-    "input gradient); elementwise: every other kernel (tf.profile); dispatch: the remainder, tfjs's engine (op dispatch, the gradient tape,",
+    "addon); other products: the rest of the product kernels (the addon's im2col and col2im, bias fill, copies, and cases handed to the",
+    "backend's own kernels); elementwise: every other kernel (tf.profile); dispatch: the remainder, tfjs's engine (op dispatch, the gradient tape,",
     'tensor bookkeeping) and JS between ops.',
     '',
     '| row | wall ms, profiled | BLAS | other products | elementwise | dispatch | slowest other kernels (ms) |',

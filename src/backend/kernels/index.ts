@@ -12,6 +12,7 @@ import { identityPatches } from './identity';
 import { leadingAxisReducePatches } from './leadingAxisReduce';
 import { matMulPatches } from './matMul';
 import { nativeAddon } from './nativeBlas';
+import { nativeChannelPatches } from './nativeChannels';
 import { nativeConv2dPatches, releaseNativeScratch } from './nativeConv2d';
 import { nativeMatMulPatches } from './nativeMatMul';
 import { reduceGradientPatches } from './reduceGrad';
@@ -51,13 +52,13 @@ export function tfjsBackendOf(set: FastKernelBackend): 'wasm' | 'cpu' {
 }
 
 /**
- * The native products and convolutions of a backend. Each replaces the project's kernel of the
- * same name on that backend and hands the cases it skips (dtypes, NCHW, one input channel on
- * wasm) to it, so the fallback is the project's kernel, not tfjs's. Built once: the registry
+ * The native products, convolutions and per-channel reductions and broadcasts of a backend.
+ * Each replaces the project's kernel of the same name on that backend (or the stock one) and
+ * hands the cases it skips (dtypes, NCHW, other axes and shapes) to it, so the fallback is the project's kernel, not tfjs's. Built once: the registry
  * recognizes an installed patch by identity.
  */
 function nativePatches(backendName: 'wasm' | 'cpu'): KernelPatch[] {
-  return [...nativeMatMulPatches(backendName), ...nativeConv2dPatches(backendName)].map((native) => {
+  return [...nativeMatMulPatches(backendName), ...nativeConv2dPatches(backendName), ...nativeChannelPatches(backendName)].map((native) => {
     const own = ALL_PATCHES.find((p) => p.backendName === backendName && p.kernelName === native.kernelName);
     return own ? { ...native, build: (stock: KernelFn | undefined) => native.build(own.build(stock)) } : native;
   });

@@ -55,8 +55,8 @@ export function columnSums(x: Float32Array, rows: number, cols: number): Float64
   return acc;
 }
 
-/** The shape work both backends share; null when the stock kernel should run instead. */
-function plan(args: KernelArgs): { x: tf.TensorInfo; rows: number; cols: number; outShape: number[] } | null {
+/** The shape work every backend shares (nativeChannels.ts too); null when the stock kernel should run instead. */
+export function leadingAxisPlan(args: KernelArgs): { x: tf.TensorInfo; rows: number; cols: number; outShape: number[] } | null {
   const { x } = args.inputs as { x: tf.TensorInfo };
   const { axis, keepDims } = args.attrs as unknown as tf.SumAttrs;
   const k = x.dtype === 'float32' ? leadingAxes(x.shape, axis) : -1;
@@ -73,7 +73,7 @@ function store(acc: Float64Array, rows: number, mean: boolean, dst: Float32Array
 
 function reduceWasm(mean: boolean): (stock: KernelFn | undefined) => KernelFn {
   return (stock) => (args: KernelArgs) => {
-    const p = plan(args);
+    const p = leadingAxisPlan(args);
     if (p === null) return (stock as KernelFn)(args);
     const backend = args.backend as WasmBackend;
     const out = backend.makeOutput(p.outShape, 'float32');
@@ -84,7 +84,7 @@ function reduceWasm(mean: boolean): (stock: KernelFn | undefined) => KernelFn {
 
 function reduceCpu(mean: boolean): (stock: KernelFn | undefined) => KernelFn {
   return (stock) => (args: KernelArgs) => {
-    const p = plan(args);
+    const p = leadingAxisPlan(args);
     if (p === null) return (stock as KernelFn)(args);
     const backend = args.backend as CpuBackend;
     const acc = columnSums(cpuValues(backend, p.x), p.rows, p.cols);

@@ -38,9 +38,23 @@ export interface NativeAddon {
     c: Float32Array, ldc: number, strideC: number,
     batch: number, beta: number,
   ): void;
+  /**
+   * Rows `rowStart .. rowStart + rowCount − 1` of the NHWC patch matrix of `x` into `dst`
+   * (native/patches.cc); `geometry` is {@link geometryArray}'s 14 integers.
+   */
+  im2col(x: Float32Array, geometry: number[], rowStart: number, rowCount: number, dst: Float32Array): void;
+  /** The adjoint of `im2col`: adds those patch rows of `cols` onto `dx` (zeroed first when `zero`). */
+  col2im(cols: Float32Array, geometry: number[], rowStart: number, rowCount: number, dx: Float32Array, zero: boolean): void;
+  /** `out[c] = scale · Σ_r x[r·cols + c]` in float64 (native/channels.cc). */
+  channelSums(x: Float32Array, rows: number, cols: number, out: Float32Array, scale: number): void;
+  /** `out[r, c] = full[r, c] ∘ perChannel[c]` (or `perChannel[c] ∘ full[r, c]` when `channelFirst`); op 0 +, 1 −, 2 ×, 3 ÷. */
+  channelBinary(op: number, full: Float32Array, rows: number, cols: number, perChannel: Float32Array, out: Float32Array, channelFirst: boolean): void;
   info(): NativeBlasInfo;
   setThreads(threads: number): number | null;
 }
+
+/** The functions an addon of this version has beyond sgemm, info and setThreads (an older build lacks some). */
+const NEWER_FUNCTIONS = ['im2col', 'col2im', 'channelSums', 'channelBinary'] as const;
 
 /** Whether the addon loaded, and from where or why not. */
 export type NativeStatus = { available: true; addon: NativeAddon; path: string } | { available: false; reason: string };
@@ -79,6 +93,10 @@ function tryLoad(args: LoadNativeBlasArgs): NativeStatus {
     const addon = (args.load ?? require)(file) as NativeAddon;
     if (typeof addon?.sgemm !== 'function' || typeof addon.info !== 'function' || typeof addon.setThreads !== 'function') {
       return { available: false, reason: `${file} is not the tfjs-accumulate BLAS addon` };
+    }
+    const missing = NEWER_FUNCTIONS.filter((name) => typeof addon[name] !== 'function');
+    if (missing.length > 0) {
+      return { available: false, reason: `${file} was built from an older version (it has no ${missing.join(', ')}; run \`npm run native:build\`)` };
     }
     addon.setThreads(1);
     return { available: true, addon, path: file };

@@ -30,6 +30,10 @@ test('an addon that is missing, broken or not ours is a reason, never an excepti
     const foreign = loadNativeBlas({ reload: true, load: () => ({ sgemm() {} }) });
     assert.equal(foreign.available, false);
     assert.match((foreign as { reason: string }).reason, /is not the tfjs-accumulate BLAS addon/);
+    // An addon built before im2col moved into it: a reason to rebuild, not a crash in the first convolution.
+    const older = loadNativeBlas({ reload: true, load: () => ({ sgemm() {}, info() {}, setThreads() {} }) });
+    assert.equal(older.available, false);
+    assert.match((older as { reason: string }).reason, /was built from an older version \(it has no im2col, col2im, channelSums, channelBinary; run `npm run native:build`\)/);
   } finally {
     loadNativeBlas({ reload: true });
   }
