@@ -4,16 +4,18 @@
  *     npm run bench             # installs the PyTorch peer if missing, then a few minutes
  *     npm run bench -- --quick  # smoke run: short timings, SimpleNet and the MLP only
  *
- * Length: about 520 lines, because it is one straight-through program (config, rows, timing in turns, main);
- * the peer, the thread readings, the native path's peak and breakdown and the report tables are
- * already in benchPeer/benchThreads/benchNative/benchReport.
+ * Length: about 540 lines, because it is one straight-through program (config, rows, timing in turns, main);
+ * the peer, the thread readings, the native path's peak and breakdown, the every-core options and the
+ * report tables are already in benchPeer/benchThreads/benchNative/everyCore/benchReport.
  *
  * What it measures (docs/benchmark.md explains each choice):
  * 1. Head to head, on each path (wasm + kernels; native, the cpu backend with its products in
  *    the system CBLAS, when its addon is built): each row (a plain SGD step, or an accumulation
  *    window) timed in rounds that alternate ours with PyTorch pinned to one thread and PyTorch at
  *    every core, so both see the same load; the native path runs at one thread and at every core. Wall-clock median, min and max per call; the threads that
- *    were busy on each side during the timing, read from /proc (the pinning, verified).
+ *    were busy on each side during the timing, read from /proc (the pinning, verified). Native
+ *    windows also time the parallel trainer's workers, and workers x BLAS threads where the cores
+ *    allow, in the same rounds, and the bench names which way of using every core wins (everyCore.ts).
  * 2. A roofline: useful GFLOP/s of each row (src/tutorial/measure.ts, stepFlops counts them), against the
  *    peak of a wasm SIMD multiply-add loop on this machine, PyTorch's GEMM peak and the addon's.
  *    For native rows that miss their target, where the step's time goes (benchNative.ts).
