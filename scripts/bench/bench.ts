@@ -4,16 +4,18 @@
  *     npm run bench             # installs the PyTorch peer if missing, then a few minutes
  *     npm run bench -- --quick  # smoke run: short timings, SimpleNet and the MLP only
  *
- * Length: about 520 lines, because it is one straight-through program (config, rows, timing in turns, main);
- * the peer, the thread readings, the native path's peak and breakdown and the report tables are
- * already in benchPeer/benchThreads/benchNative/benchReport.
+ * Length: about 540 lines, because it is one straight-through program (config, rows, timing in turns, main);
+ * the peer, the thread readings, the native path's peak and breakdown, the every-core options and the
+ * report tables are already in benchPeer/benchThreads/benchNative/everyCore/benchReport.
  *
  * What it measures (docs/benchmark.md explains each choice):
  * 1. Head to head, on each path (wasm + kernels; native, the cpu backend with its products in
  *    the system CBLAS, when its addon is built): each row (a plain SGD step, or an accumulation
  *    window) timed in rounds that alternate ours with PyTorch pinned to one thread and PyTorch at
  *    every core, so both see the same load; the native path runs at one thread and at every core. Wall-clock median, min and max per call; the threads that
- *    were busy on each side during the timing, read from /proc (the pinning, verified).
+ *    were busy on each side during the timing, read from /proc (the pinning, verified). Native
+ *    windows also time the parallel trainer's workers, and workers x BLAS threads where the cores
+ *    allow, in the same rounds, and the bench names which way of using every core wins (everyCore.ts).
  * 2. A roofline: useful GFLOP/s of each row (src/tutorial/measure.ts, stepFlops counts them), against the
  *    peak of a wasm SIMD multiply-add loop on this machine, PyTorch's GEMM peak and the addon's.
  *    For native rows that miss their target, where the step's time goes (benchNative.ts).
@@ -32,10 +34,12 @@ import { GradientAccumulator } from '../../src/index';
 import { BackendPreference, describeEnvironment, loadNativeBlas, measureNativeGemmPeak, measureSimdPeak, selectBackend, setNativeThreads, SimdPeak } from '../../src/backend/index';
 import { cnn, measureAccumulation, median, mlp, simpleNet, stepFlops, timeCall } from '../../src/tutorial/index';
 import { PeerCase, TorchPeer } from './benchPeer';
-import { accumulationTable, backendTable, headToHeadTable, Report, rooflineTable, Stats } from './benchReport';
+import { accumulationTable, backendTable, headToHeadTable, OtherEntry, Refusal, Report, rooflineTable, Stats } from './benchReport';
 import { benchParallel } from './benchParallel';
 import { breakdownTable, nativeBreakdown, StepBreakdown } from './benchNative';
 import { busiestThreadNs, busyThreads, cpuPerWall, taskCpuNs } from './benchThreads';
+import type { Contender } from './contender';
+import { everyCoreEntrants, everyCoreTable } from './everyCore';
 
 type ModelName = 'simpleNet' | 'mlp' | 'cnn';
 const quick = process.argv.includes('--quick');
@@ -66,6 +70,8 @@ const CONFIG = {
   rounds: Number(option('rounds')?.[0] ?? (quick ? 2 : 5)),
   /** Warm-up calls before the first round (V8, XNNPACK and PyTorch's allocator prepare on first calls). */
   warmup: quick ? 1 : 5,
+  /** Untimed windows of a parallel trainer once its workers start: they compile their code on its first calls (as in src/parallel/measure.ts). */
+  workerWarmup: quick ? 2 : 20,
   /** Seconds of timing per step on the other backends. */
   backendSeconds: quick ? 0.15 : 1.0,
   /** A step slower than this (ms) is timed once after one warm-up (the stock cpu CNN). */
@@ -108,14 +114,7 @@ const CONFIG = {
   gemmSize: 512,
 };
 
-/** Something of ours timed in a row: one call is one step or one window. */
-export interface Contender {
-  label: string;
-  /** Threads it is meant to use. */
-  threads: number;
-  call(): void | Promise<void>;
-  dispose(): void | Promise<void>;
-}
+export type { Contender };
 
 /** One line of the head-to-head tables. */
 export interface BenchRow {
@@ -129,6 +128,8 @@ export interface BenchRow {
   oneThread(): Promise<Contender>;
   /** Ours at every core; left out while ours has no multi-core path (the table then says so). */
   allCores?(): Promise<Contender>;
+  /** More of ours timed in the same rounds, or refused with the reason (the native windows' worker options, everyCore.ts). */
+  others?(): Promise<(Contender | Refusal)[]>;
 }
 
 function buildModel(name: ModelName): tf.LayersModel {
@@ -252,6 +253,7 @@ function rows(): BenchRow[] {
         peer: { kind: 'window', model: name, steps: k, micro: b },
         oneThread: () => accumulationWindow(name, k, b, path, 1),
         allCores: all === null ? undefined : () => accumulationWindow(name, k, b, path, all),
+        others: all === null ? undefined : () => everyCoreEntrants({ model: () => buildModel(name), microBatches: Array.from({ length: k }, (_, i) => batchOf(name, b, 10 + i)), loss: name === 'simpleNet' ? 'meanSquaredError' : 'softmaxCrossEntropy', cores: all, warmup: CONFIG.workerWarmup }),
       })),
     ];
   });
@@ -288,6 +290,8 @@ interface Block {
   cpuPerWall: number | null;
   /** CPU ms per call of the busiest thread. */
   threadCpuMs: number | null;
+  /** CPU ms per call of the whole process (worker and BLAS threads included). */
+  cpuMs?: number | null;
 }
 
 async function oursBlock(contender: Contender, seconds: number, minReps: number): Promise<Block> {
@@ -302,7 +306,8 @@ async function oursBlock(contender: Contender, seconds: number, minReps: number)
   const after = taskCpuNs();
   const wallNs = (performance.now() - start) * 1e6;
   const busiest = busiestThreadNs(before, after);
-  return { ms, busyThreads: busyThreads(before, after), cpuPerWall: cpuPerWall(before, after, wallNs), threadCpuMs: busiest === null ? null : busiest / 1e6 / ms.length };
+  const perWall = cpuPerWall(before, after, wallNs);
+  return { ms, busyThreads: busyThreads(before, after), cpuPerWall: perWall, threadCpuMs: busiest === null ? null : busiest / 1e6 / ms.length, cpuMs: perWall === null ? null : (perWall * wallNs) / 1e6 / ms.length };
 }
 
 function statsOf(blocks: Block[]): Stats {
@@ -310,6 +315,7 @@ function statsOf(blocks: Block[]): Stats {
   const busy = blocks.map((b) => b.busyThreads).filter((n): n is number => n !== null);
   const cpu = blocks.map((b) => b.cpuPerWall).filter((n): n is number => n !== null);
   const threadCpu = blocks.map((b) => b.threadCpuMs).filter((n): n is number => n !== null);
+  const processCpu = blocks.map((b) => b.cpuMs ?? null).filter((n): n is number => n !== null);
   return {
     ms: median(ms),
     minMs: Math.min(...ms),
@@ -319,6 +325,7 @@ function statsOf(blocks: Block[]): Stats {
     busyThreads: busy.length ? Math.max(...busy) : null,
     cpuPerWall: cpu.length ? median(cpu) : null,
     threadCpuMs: threadCpu.length ? median(threadCpu) : null,
+    ...(processCpu.length ? { cpuMs: median(processCpu) } : {}),
   };
 }
 
@@ -327,19 +334,24 @@ async function runRow(row: BenchRow, peers: { one: TorchPeer | null; all: TorchP
   const perBlock = CONFIG.seconds / CONFIG.rounds;
   const ours1 = await row.oneThread();
   const oursAll = row.allCores ? await row.allCores() : null;
+  const entrants = row.others ? await row.others() : [];
+  const others = entrants.filter((e): e is Contender => !('refused' in e));
   const blocks: Record<'ours1' | 'oursAll' | 'torch1' | 'torchAll', Block[]> = { ours1: [], oursAll: [], torch1: [], torchAll: [] };
+  const otherBlocks: Block[][] = others.map(() => []);
   const load = [loadavg()[0]];
   try {
-    for (const c of [ours1, oursAll]) for (let i = 0; c && i < CONFIG.warmup; i++) await c.call();
+    for (const c of [ours1, oursAll, ...others]) for (let i = 0; c && i < CONFIG.warmup; i++) await c.call();
     for (let r = 0; r < CONFIG.rounds; r++) {
       blocks.ours1.push(await oursBlock(ours1, perBlock, 1));
       if (peers.one) blocks.torch1.push(await peers.one.time(row.peer, perBlock, r === 0 ? CONFIG.warmup : 0));
       if (oursAll) blocks.oursAll.push(await oursBlock(oursAll, perBlock, 1));
+      for (const [i, c] of others.entries()) otherBlocks[i].push(await oursBlock(c, perBlock, 1));
       if (peers.all) blocks.torchAll.push(await peers.all.time(row.peer, perBlock, r === 0 ? CONFIG.warmup : 0));
     }
   } finally {
     await ours1.dispose();
     await oursAll?.dispose();
+    for (const c of others) await c.dispose();
   }
   load.push(loadavg()[0]);
   const stats = (b: Block[]) => (b.length ? statsOf(b) : null);
@@ -349,6 +361,7 @@ async function runRow(row: BenchRow, peers: { one: TorchPeer | null; all: TorchP
     flops: row.flops,
     ours1: { label: ours1.label, threads: ours1.threads, ...statsOf(blocks.ours1) },
     oursAll: oursAll ? { label: oursAll.label, threads: oursAll.threads, ...statsOf(blocks.oursAll) } : null,
+    ...(row.others ? { others: entrants.map((e): OtherEntry => ('refused' in e ? e : { label: e.label, threads: e.threads, ...statsOf(otherBlocks[others.indexOf(e)]) })) } : {}),
     torch1: stats(blocks.torch1),
     torchAll: stats(blocks.torchAll),
     loadAverage: load,
@@ -487,6 +500,8 @@ async function main(): Promise<void> {
     '',
     ...rooflineTable(report),
     ...breakdownTable(report),
+    '',
+    ...everyCoreTable(report),
     '',
     ...accumulationTable(report),
     '',

@@ -21,7 +21,19 @@ export interface Stats {
    * number on a loaded machine (it still includes their effect on caches).
    */
   threadCpuMs: number | null;
+  /** CPU ms per call of the whole process, every thread included (workers, BLAS threads), median over rounds; ours only. */
+  cpuMs?: number | null;
 }
+
+/** An option the library refused, with its reason; shown in the table instead of a time. */
+export interface Refusal {
+  label: string;
+  threads: number;
+  refused: string;
+}
+
+/** A further contender of a row as the report keeps it: timed, or refused. */
+export type OtherEntry = (Stats & { label: string; threads: number }) | Refusal;
 
 export interface Report {
   date: string;
@@ -40,6 +52,8 @@ export interface Report {
     oursAll: (Stats & { label: string; threads: number }) | null;
     torch1: Stats | null;
     torchAll: Stats | null;
+    /** More of ours timed in the same rounds, or refused with the library's reason: the native windows' worker options (everyCore.ts). */
+    others?: OtherEntry[];
     /** 1-minute load average before and after the row. */
     loadAverage: number[];
   }[];

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { argumentError } from '../core/errors';
 import { FastKernelBackend, installedFastKernels, installFastKernels, KernelReplacement, tfjsBackendOf, uninstallFastKernels } from './kernels';
-import { coreCount, loadNativeBlas, NativeBlasInfo, NativeStatus, setNativeThreads } from './kernels/nativeBlas';
+import { checkNativeThreads, loadNativeBlas, NativeBlasInfo, NativeStatus, setNativeThreads } from './kernels/nativeBlas';
 
 /**
  * Choosing the fastest tfjs backend this machine can run, and saying what was chosen.
@@ -118,11 +118,7 @@ const TFJS_WASM = '@tensorflow/tfjs-backend-wasm';
  */
 export async function selectBackend(preference?: BackendPreference, args: SelectBackendArgs = {}): Promise<EnvironmentReport> {
   if (args === null || typeof args !== 'object') throw argumentError(OWNER, 'args', 'an object { onNotice, strict, env, loadTfjsNode, loadNative, nativeThreads } or left out', args);
-  const cores = coreCount();
-  const threads = args.nativeThreads ?? 1;
-  if (threads !== 'all' && !(Number.isInteger(threads) && threads >= 1 && threads <= cores)) {
-    throw argumentError(OWNER, 'nativeThreads', `an integer from 1 to ${cores} (this machine's cores), "all", or left out`, threads);
-  }
+  const threads = checkNativeThreads(OWNER, 'nativeThreads', args.nativeThreads ?? 1, { optional: true });
   const env = args.env ?? (typeof process !== 'undefined' ? process.env : {});
   let requested: BackendPreference;
   let source: EnvironmentReport['source'];

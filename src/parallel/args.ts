@@ -1,5 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { availableParallelism } from 'node:os';
+import { checkNativeThreads } from '../backend/kernels/nativeBlas';
 import type { BackendPreference } from '../backend/selectBackend';
 import { ACCUMULATOR_ARG_KEYS, CheckedAccumulatorArgs, GradientAccumulatorArgs, checkAccumulatorArgs } from '../core/accumulatorArgs';
 import { argumentError, checkKeys, isPositiveInteger } from '../core/errors';
@@ -24,6 +25,15 @@ export interface ParallelAccumulatorArgs extends Omit<GradientAccumulatorArgs, '
   workers?: number;
   /** The backend each worker asks `selectBackend` for. Default: `selectBackend`'s own default (the `TFJS_ACCUMULATE_BACKEND` variable, else `"auto"`). */
   backend?: BackendPreference;
+  /**
+   * The BLAS threads of each worker on the native path (`selectBackend`'s `nativeThreads` in
+   * every worker): 1 (default: the workers are the parallelism), or more while `workers` x
+   * `nativeThreads` stays within the cores. More is a named error: never more threads than
+   * cores. Note: OpenBLAS keeps one thread count per process, so the workers share one setting,
+   * and a later `setNativeThreads` on the main thread changes theirs too. Ignored on other
+   * backends.
+   */
+  nativeThreads?: number;
   /** Modules each worker imports before rebuilding the model, e.g. one that registers your custom layers. Default none. */
   modules?: string[];
   /**
@@ -37,7 +47,7 @@ export interface ParallelAccumulatorArgs extends Omit<GradientAccumulatorArgs, '
 }
 
 /** The keys only the parallel trainer reads; the others are `GradientAccumulator`'s. */
-const PARALLEL_KEYS = ['model', 'loss', 'workers', 'backend', 'modules', 'syncEvery'] as const;
+const PARALLEL_KEYS = ['model', 'loss', 'workers', 'backend', 'nativeThreads', 'modules', 'syncEvery'] as const;
 
 /** The arguments once checked, with every default filled in. */
 export interface CheckedParallelArgs {
@@ -52,6 +62,8 @@ export interface CheckedParallelArgs {
   /** Absolute paths. */
   modules: string[];
   backend: BackendPreference | undefined;
+  /** BLAS threads per worker, checked against the cores and the workers. */
+  nativeThreads: number;
 }
 
 /**
@@ -79,6 +91,7 @@ export function checkParallelArgs(owner: string, args: ParallelAccumulatorArgs):
   const loss = checkLossSpec(owner, args.loss);
   const workers = args.workers ?? availableParallelism();
   if (!isPositiveInteger(workers)) throw argumentError(owner, 'workers', 'a positive integer (worker threads), or left out for one per core', workers);
+  const nativeThreads = checkNativeThreads(owner, 'nativeThreads', args.nativeThreads ?? 1, { workers, optional: true });
   const syncEvery = args.syncEvery ?? null;
   if (syncEvery !== null && !isPositiveInteger(syncEvery)) throw argumentError(owner, 'syncEvery', 'a positive integer (micro-batches between reductions), or left out', syncEvery);
   const modules = args.modules ?? [];
@@ -90,5 +103,5 @@ export function checkParallelArgs(owner: string, args: ParallelAccumulatorArgs):
       throw argumentError(owner, 'modules', 'module specifiers that resolve from the current directory', m);
     }
   });
-  return { model, core, checked, loss, workers, syncEvery, modules: resolved, backend: args.backend };
+  return { model, core, checked, loss, workers, syncEvery, modules: resolved, backend: args.backend, nativeThreads };
 }

@@ -69,7 +69,7 @@ export class ParallelAccumulator {
 
   /** Checks the arguments (the core's options by the core), starts the workers and waits until every replica is built. */
   static async create(args: ParallelAccumulatorArgs): Promise<ParallelAccumulator> {
-    const { model, core, loss, workers, syncEvery, modules, backend, checked } = checkParallelArgs(OWNER, args);
+    const { model, core, loss, workers, syncEvery, modules, backend, nativeThreads, checked } = checkParallelArgs(OWNER, args);
     const inner = new GradientAccumulator(core);
     const layout = packedLayout(model.trainableWeights.map((w) => w.shape as number[]));
     const perWorker = () => Array.from({ length: workers }, () => sharedFloat32(layout));
@@ -83,6 +83,7 @@ export class ParallelAccumulator {
         loss,
         averaging: checked.averaging,
         backend,
+        nativeThreads,
         modules,
         weightBuffer: buffers.weights,
         sumBuffer: buffers.sums[i],

@@ -32,6 +32,8 @@ export interface ReplicaInit {
   averaging: 'per-sample' | 'per-micro-batch';
   /** The backend preference handed to `selectBackend` in the worker; undefined: its default. */
   backend: string | undefined;
+  /** `selectBackend`'s `nativeThreads` in the worker (checked on the main thread against the cores and the workers). */
+  nativeThreads: number;
   /** Modules imported before the model is rebuilt (they register custom layers). */
   modules: string[];
   /** Shared buffer of the trainable weights, packed (see {@link packedLayout}). */

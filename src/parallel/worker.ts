@@ -28,7 +28,7 @@ async function main(): Promise<void> {
   const notices: string[] = [];
   let replica: Replica;
   try {
-    await selectBackend(init.backend as BackendPreference | undefined, { onNotice: (m) => notices.push(m) });
+    await selectBackend(init.backend as BackendPreference | undefined, { nativeThreads: init.nativeThreads, onNotice: (m) => notices.push(m) });
     replica = await Replica.create(init);
   } catch (e) {
     send({ type: 'failed', id: null, ...errorText(e) });

@@ -1,6 +1,8 @@
 import * as tf from '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import os from 'node:os';
+import { loadNativeBlas, NativeAddon, setNativeThreads } from '../../src/backend/kernels/nativeBlas';
 import { selectBackend } from '../../src/backend/selectBackend';
 import { checkEquivalence } from '../../src/core/equivalence';
 import { GradientAccumulator, NonFiniteGradientError } from '../../src/core/gradientAccumulator';
@@ -8,6 +10,7 @@ import { ParallelAccumulator, ParallelAccumulatorArgs, WorkerExitedError, Worker
 import { assertChanged, maxRelativeDifference } from '../helpers';
 import { CLASSES, FIXTURES, INPUT, SIZES, TOLERANCE, args, batchOf, makeData, makeModel, singleThread, threadCount, trainable } from '../helpers/parallel';
 import type { Data } from '../helpers/parallel';
+import { nativeAvailable } from '../helpers/kernelParity';
 
 /**
  * ParallelAccumulator against the single-thread GradientAccumulator on the same micro-batches.
@@ -195,6 +198,31 @@ describe('ParallelAccumulator: bad arguments', () => {
       await assert.rejects(ParallelAccumulator.create(args(model, extra)), (e: Error) => e.message.includes(fragment) || assert.fail(`"${e.message}" lacks "${fragment}"`));
     }
     assert.equal(threadCount(), threads);
+  });
+
+  it('nativeThreads: workers x BLAS threads never exceed the cores; within them the workers get that count', async () => {
+    const cores = os.cpus().length;
+    const model = makeModel('mlp', 'none');
+    const threads = threadCount();
+    // Every worker at 2 BLAS threads, with one worker per core: twice the cores.
+    const over = cores === 1 ? { workers: 1, nativeThreads: 2 } : { workers: cores, nativeThreads: 2 };
+    const expected = cores === 1 ? /nativeThreads must be an integer from 1 to 1 \(this machine's cores\), "all", or left out; got 2/ : new RegExp(`nativeThreads must be an integer from 1 to 1 \\(${cores} workers each running the BLAS at that count: at most ${cores} cores / ${cores} workers, never more threads than cores\\), or left out; got 2`);
+    await assert.rejects(ParallelAccumulator.create(args(model, { ...over, backend: 'native' })), expected);
+    if (cores > 1) await assert.rejects(ParallelAccumulator.create(args(model, { workers: 2, nativeThreads: 'all' as never })), /nativeThreads must be an integer from 1 to/);
+    await assert.rejects(ParallelAccumulator.create(args(model, { workers: 1, nativeThreads: 0 })), /nativeThreads must be an integer from 1 to/);
+    assert.equal(threadCount(), threads, 'refused before any thread started');
+    // Within the budget: one worker may have every core for its BLAS, and it gets them.
+    if (!nativeAvailable()) return;
+    const acc = await ParallelAccumulator.create(args(model, { workers: 1, nativeThreads: cores, backend: 'native' }));
+    try {
+      const { addon } = loadNativeBlas() as { addon: NativeAddon };
+      // OpenBLAS keeps one count per process: the worker's setting is what this thread reads.
+      if (addon.info().blas === 'OpenBLAS') assert.equal(addon.info().threads, cores);
+    } finally {
+      await acc.dispose();
+      setNativeThreads(1);
+      model.dispose();
+    }
   });
 
   it('step rejects a micro-batch that does not fit, sending nothing and counting nothing', async () => {

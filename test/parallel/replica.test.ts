@@ -27,6 +27,7 @@ function setup(loss: LossSpec, averaging: ReplicaInit['averaging'] = 'per-sample
     loss,
     averaging,
     backend: undefined,
+    nativeThreads: 1,
     modules: [],
     weightBuffer: sharedFloat32(layout),
     sumBuffer: sharedFloat32(layout),

@@ -142,8 +142,8 @@ export function installedFastKernels(backendName?: string): KernelReplacement[] 
 }
 
 export { clearWeightCache, weightCacheSize } from './weightCache';
-export { loadNativeBlas, setNativeThreads, coreCount, NATIVE_ADDON_ENV_VAR } from './nativeBlas';
-export type { NativeAddon, NativeBlasInfo, NativeStatus, LoadNativeBlasArgs } from './nativeBlas';
+export { checkNativeThreads, loadNativeBlas, setNativeThreads, coreCount, NATIVE_ADDON_ENV_VAR } from './nativeBlas';
+export type { CheckNativeThreadsArgs, NativeAddon, NativeBlasInfo, NativeStatus, LoadNativeBlasArgs } from './nativeBlas';
 export { nativeScratchSize, releaseNativeScratch } from './nativeConv2d';
 export { BATCH_NORM_GRAD } from './batchNormGrad';
 export { addChecked, ADD_CHECKED } from '../../core/addChecked';

@@ -146,11 +146,40 @@ function nodeModule<T>(name: string): T {
  */
 export function setNativeThreads(threads: number | 'all'): number | null {
   const owner = 'setNativeThreads';
-  const cores = coreCount();
-  if (threads !== 'all' && !(Number.isInteger(threads) && threads >= 1 && threads <= cores)) {
-    throw argumentError(owner, 'threads', `an integer from 1 to ${cores} (this machine's cores), or "all"`, threads);
-  }
-  return nativeAddon(owner).setThreads(threads === 'all' ? cores : threads);
+  const count = checkNativeThreads(owner, 'threads', threads);
+  return nativeAddon(owner).setThreads(count);
+}
+
+/** Options of {@link checkNativeThreads}. */
+export interface CheckNativeThreadsArgs {
+  /** Threads that each run the BLAS at the count checked (the parallel trainer's workers). Default 1. */
+  workers?: number;
+  /** Whether leaving the count out (for 1) is allowed, which the message then says. Default false. */
+  optional?: boolean;
+  /** The cores to fit in. Default: this machine's ({@link coreCount}). */
+  cores?: number;
+}
+
+/**
+ * The one rule for BLAS threads: never more threads than cores. `workers` threads each running
+ * the BLAS at `threads` may use at most `cores / workers` BLAS threads each; one BLAS thread is
+ * always allowed (it is the calling thread itself, not an extra one). Returns the count, with
+ * `"all"` resolved to the cores; anything else throws a named error saying what is accepted.
+ */
+export function checkNativeThreads(owner: string, parameter: string, threads: unknown, args: CheckNativeThreadsArgs = {}): number {
+  const cores = args.cores ?? coreCount();
+  const workers = args.workers ?? 1;
+  const most = Math.max(1, Math.floor(cores / workers));
+  const count = threads === 'all' && workers === 1 ? cores : threads;
+  if (typeof count === 'number' && Number.isInteger(count) && count >= 1 && count <= most) return count;
+  const leftOut = args.optional ? ', or left out' : '';
+  if (workers === 1) throw argumentError(owner, parameter, `an integer from 1 to ${cores} (this machine's cores)${args.optional ? ', "all", or left out' : ', or "all"'}`, threads);
+  throw argumentError(
+    owner,
+    parameter,
+    `an integer from 1 to ${most} (${workers} workers each running the BLAS at that count: at most ${cores} cores / ${workers} workers, never more threads than cores)${leftOut}`,
+    threads,
+  );
 }
 
 /** Row-major `op(A) · op(B)` shapes for {@link sgemm}. */

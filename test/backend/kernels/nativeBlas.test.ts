@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as os from 'node:os';
 import fc from 'fast-check';
-import { loadNativeBlas, NativeAddon, setNativeThreads, sgemm } from '../../../src/backend/kernels/nativeBlas';
+import { checkNativeThreads, loadNativeBlas, NativeAddon, setNativeThreads, sgemm } from '../../../src/backend/kernels/nativeBlas';
 import { nativeAvailable, randomValues } from '../../helpers/kernelParity';
 
 const skip = nativeAvailable() ? false : 'the native addon is not built here (npm run native:build says why)';
@@ -65,6 +65,21 @@ test('setNativeThreads: 1 to the core count, or "all"; anything else is a named 
   } finally {
     setNativeThreads(1);
   }
+});
+
+test('checkNativeThreads: workers x BLAS threads within the cores, one BLAS thread always; beyond is a named error', () => {
+  const check = (threads: unknown, workers: number, cores: number) => checkNativeThreads('f', 'nativeThreads', threads, { workers, cores, optional: true });
+  assert.equal(check(4, 1, 4), 4);
+  assert.equal(check('all', 1, 4), 4, '"all" is every core for one worker');
+  assert.equal(check(2, 2, 4), 2, '2 workers x 2 threads fill 4 cores');
+  assert.equal(check(1, 2, 2), 1);
+  assert.equal(check(1, 3, 2), 1, 'one BLAS thread is the worker itself: allowed beside any number of workers');
+  assert.throws(() => check(2, 2, 2), /^Error: f: nativeThreads must be an integer from 1 to 1 \(2 workers each running the BLAS at that count: at most 2 cores \/ 2 workers, never more threads than cores\), or left out; got 2\.$/);
+  assert.throws(() => check(3, 2, 4), /from 1 to 2 \(2 workers/);
+  assert.throws(() => check('all', 2, 4), /from 1 to 2 \(2 workers/, '"all" with several workers would be cores x workers');
+  assert.throws(() => check(5, 1, 4), /^Error: f: nativeThreads must be an integer from 1 to 4 \(this machine's cores\), "all", or left out; got 5\.$/);
+  for (const bad of [0, 1.5, '2', null]) assert.throws(() => check(bad, 1, 4), /must be an integer from 1 to 4/);
+  assert.throws(() => checkNativeThreads('g', 'threads', 0, { cores: 4 }), /^Error: g: threads must be an integer from 1 to 4 \(this machine's cores\), or "all"; got 0\.$/, 'without optional the message offers no "left out"');
 });
 
 test('sgemm matches a float64 reference for every transpose, shape and batch layout', { skip }, () => {

@@ -40,6 +40,18 @@ test('bench --quick writes rows with spread, threads, load and a roofline', () =
     } else {
       assert.equal(r.oursAll, null, 'wasm has no multi-core path');
     }
+    if (r.id === 'simpleNet-window-4x16-native') {
+      // Every core three ways: the workers at one BLAS thread timed, "both" timed or refused by the library, never above the cores.
+      const [workers, ...both] = r.others;
+      assert.equal(workers.label, `ParallelAccumulator, ${cpus().length} worker${cpus().length === 1 ? '' : 's'} x 1 BLAS thread`);
+      assert.ok(workers.minMs <= workers.ms && workers.calls >= 2, JSON.stringify(workers));
+      for (const b of both) {
+        if (b.threads > cpus().length) assert.match(b.refused, /^ParallelAccumulator: nativeThreads must be an integer from 1 to \d+ \(\d+ workers each running the BLAS/);
+        else assert.ok(b.ms > 0 && b.refused === undefined, JSON.stringify(b));
+      }
+    } else {
+      assert.equal(r.others, undefined, 'worker options only on native windows');
+    }
     assert.equal(r.loadAverage.length, 2);
   }
   if (native) {
@@ -47,6 +59,9 @@ test('bench --quick writes rows with spread, threads, load and a roofline', () =
     assert.match(run.stdout, /Native path: the addon's cblas_sgemm 512x512 [0-9.]+ GFLOP\/s at 1 thread/);
     assert.match(run.stdout, /\| SimpleNet 10-1, step of 64, native \| [0-9.]+ \| — \| —% \| [0-9.]+ \| [0-9]+% of OpenBLAS \|/);
     assert.match(result.environments['native (CBLAS)'], /^backend: wasm \+ tfjs-accumulate native kernels/);
+    assert.match(run.stdout, /Every core: which wins/);
+    assert.match(run.stdout, /\| SimpleNet 10-1, window of 4 x 16, native \| ParallelAccumulator, \d+ workers? x 1 BLAS thread \| \d+ \| [0-9.—]+ \| [0-9.—]+ \| [0-9.]+ \(/);
+    assert.match(run.stdout, /SimpleNet 10-1, window of 4 x 16, native: .+ wins \([0-9.]+ ms, [0-9.]+ x one thread\)\./);
   }
   assert.equal(result.rows[0].flops, 2 * 64 * 2 * 10, 'SimpleNet: forward and weight gradient of a 10 -> 1 layer');
   assert.ok(result.roofline.wasmSimd.gflops > 0);

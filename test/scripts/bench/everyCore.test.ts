@@ -1,0 +1,66 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Report, Stats } from '../../../scripts/bench/benchReport';
+import { everyCoreSplits, everyCoreTable, rowOptions, splitLabel, winner } from '../../../scripts/bench/everyCore';
+
+const stats = (ms: number, threads: number, label = 'x'): Stats & { label: string; threads: number } => ({ label, threads, ms, minMs: ms - 1, maxMs: ms + 1, calls: 5, busyThreads: threads, cpuPerWall: threads, threadCpuMs: null, cpuMs: ms * threads });
+
+test('everyCoreSplits: one worker per core, then every workers x BLAS threads that fills the cores, or 2 x 2 to show as refused', () => {
+  assert.deepEqual(everyCoreSplits(2), [{ workers: 2, blasThreads: 1 }, { workers: 2, blasThreads: 2 }]);
+  assert.deepEqual(everyCoreSplits(3), [{ workers: 3, blasThreads: 1 }, { workers: 2, blasThreads: 2 }], 'a prime count has no split: 2 x 2 is listed to be refused');
+  assert.deepEqual(everyCoreSplits(4), [{ workers: 4, blasThreads: 1 }, { workers: 2, blasThreads: 2 }]);
+  assert.deepEqual(everyCoreSplits(8), [{ workers: 8, blasThreads: 1 }, { workers: 2, blasThreads: 4 }, { workers: 4, blasThreads: 2 }]);
+  for (const cores of [4, 6, 8, 12]) for (const s of everyCoreSplits(cores)) assert.ok(s.workers * s.blasThreads <= cores, `${cores} cores: ${JSON.stringify(s)}`);
+  assert.equal(splitLabel({ workers: 2, blasThreads: 1 }), 'ParallelAccumulator, 2 workers x 1 BLAS thread');
+  assert.equal(splitLabel({ workers: 1, blasThreads: 2 }), 'ParallelAccumulator, 1 worker x 2 BLAS threads');
+});
+
+/** A report with one native window row (one thread 10 ms, BLAS 8 ms, workers 6 ms, both refused; PyTorch 4 ms) and one row without worker options. */
+function report(): Report {
+  const row = (id: string, others: NonNullable<Report['rows'][number]['others']> | undefined): Report['rows'][number] => ({
+    id,
+    label: id,
+    flops: 1,
+    ours1: stats(10, 1),
+    oursAll: stats(8, 2),
+    torch1: null,
+    torchAll: stats(4, 2),
+    loadAverage: [1, 1],
+    ...(others ? { others } : {}),
+  });
+  return {
+    cpus: { count: 2, model: 'test' },
+    rows: [
+      row('mlp-64-native', undefined),
+      row('mlp-window-4x16-native', [
+        stats(6, 2, 'ParallelAccumulator, 2 workers x 1 BLAS thread'),
+        { label: 'ParallelAccumulator, 2 workers x 2 BLAS threads', threads: 4, refused: 'ParallelAccumulator: nativeThreads must be …' },
+      ]),
+    ],
+  } as unknown as Report;
+}
+
+test('rowOptions and winner: the timed options in order, the fastest median wins, a refused one never does', () => {
+  const options = rowOptions(report().rows[1]);
+  assert.deepEqual(options.map((o) => [o.label, o.threads, o.ms]), [
+    ['one thread', 1, 10],
+    ['BLAS at 2 threads, main thread', 2, 8],
+    ['ParallelAccumulator, 2 workers x 1 BLAS thread', 2, 6],
+    ['ParallelAccumulator, 2 workers x 2 BLAS threads', 4, null],
+  ]);
+  assert.equal(winner(options)?.label, 'ParallelAccumulator, 2 workers x 1 BLAS thread');
+  assert.equal(winner(options.slice(0, 2))?.label, 'BLAS at 2 threads, main thread');
+  assert.equal(winner(options.slice(3)), null, 'nothing timed, no winner');
+});
+
+test('everyCoreTable: ratios to one thread and to PyTorch at every core, the refusal verbatim, a winner per row', () => {
+  const lines = everyCoreTable(report());
+  assert.ok(lines.includes('| mlp-window-4x16-native | one thread | 1 | 1.00 | 10.00 | 10.00 (9.00–11.00) | 1.00 | 2.50 |'), lines.join('\n'));
+  assert.ok(lines.includes('| mlp-window-4x16-native | ParallelAccumulator, 2 workers x 1 BLAS thread | 2 | 2.00 | 12.00 | 6.00 (5.00–7.00) | 0.60 | 1.50 |'));
+  assert.ok(lines.includes('| mlp-window-4x16-native | ParallelAccumulator, 2 workers x 2 BLAS threads | 4 | — | — | refused: ParallelAccumulator: nativeThreads must be … | — | — |'));
+  assert.ok(lines.includes('mlp-window-4x16-native: ParallelAccumulator, 2 workers x 1 BLAS thread wins (6.00 ms, 0.60 x one thread, 1.50 x PyTorch at 2 threads).'));
+  assert.ok(!lines.some((l) => l.includes('mlp-64-native')), 'rows without worker options stay out');
+  const none = report();
+  none.rows = none.rows.slice(0, 1);
+  assert.deepEqual(everyCoreTable(none), [], 'no table without worker options');
+});
