@@ -10,9 +10,16 @@ describe('threadClock', () => {
     while (performance.now() < until); // busy: about 60 ms on a CPU (less when the machine is loaded)
     const busy = clockSince(start);
     assert.ok(busy.cpuMs > 5 && busy.cpuMs <= 60 + busy.runQueueMs + 5, JSON.stringify(busy));
-    const idle = threadClock();
-    await new Promise((r) => setTimeout(r, 60));
-    assert.ok(clockSince(idle).cpuMs < 30, 'sleeping costs no CPU time');
+    // The least of three sleeps: other work of this process (the test runner's reporting, a GC)
+    // can land in one of them (a CI run saw 30+ ms once), but a clock that counted wall time
+    // would show about 60 ms in each.
+    const sleeps: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const idle = threadClock();
+      await new Promise((r) => setTimeout(r, 60));
+      sleeps.push(clockSince(idle).cpuMs);
+    }
+    assert.ok(Math.min(...sleeps) < 30, `sleeping costs no CPU time: ${JSON.stringify(sleeps)} ms`);
     assert.deepEqual(clockSince(null), { cpuMs: 0, runQueueMs: 0 });
   });
 });
