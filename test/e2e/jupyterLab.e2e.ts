@@ -189,76 +189,95 @@ async function readInLab(kernel: Kernel, file: string) {
 const plotlyOutputs = (cells: { outputs?: { data?: Record<string, unknown> }[] }[]): number => cells.reduce((n, c) => n + (c.outputs ?? []).filter((o) => o.data?.[PLOTLY_MIME] !== undefined).length, 0);
 const isDrawn = (f: { traces: number; width: number; height: number }): boolean => f.traces > 0 && f.width > 0 && f.height > 0;
 
-for (const kernel of KERNELS) {
-  describe(`the notebooks in JupyterLab with the ${kernel} kernel`, () => {
-    for (const file of FILES.filter((f) => !CONFIG.only || CONFIG.only.includes(f))) {
-      it(`runs ${file}, draws its figures and tables, and reopens it unchanged`, { timeout: CONFIG.notebookTimeoutMs + 180_000 }, async (t) => {
-        const started = performance.now();
-        const seen = await readInLab(kernel, file);
-        t.diagnostic(`${kernel} ${file}: ${((performance.now() - started) / 1000).toFixed(1)} s (${seen.phases.map(([n, ms]) => `${n} ${(ms / 1000).toFixed(1)}`).join(', ')})`);
-        assert.equal(seen.opened.kernel, kernel, 'the kernel JupyterLab started for the notebook');
-        const code = seen.ran.cells.filter((c) => c.type === 'code');
-        assert.deepEqual(errorOutputs(seen.ran.cells), [], 'no cell shows an error or writes to stderr');
-        assert.deepEqual(code.filter((c) => c.executionCount === null).map((c) => c.source.split('\n')[0]), [], 'every code cell ran');
-        assert.equal(plotlyOutputs(seen.ran.cells), calls(seen.ran.cells, 'showFigure'), 'one figure output per showFigure call');
-        assert.equal(seen.figures.filter(isDrawn).length, calls(seen.ran.cells, 'showFigure'), `every figure drawn: ${JSON.stringify(seen.figures)}`);
-        assert.equal(seen.tables, calls(seen.ran.cells, 'showTable'), 'every showTable rendered');
-        const saved = readNotebook(path.join(CONFIG.work, kernel, file));
-        assert.equal(plotlyOutputs(saved.cells), seen.figures.length, 'the saved file holds every figure');
-        assert.equal(seen.reopened.dirty, false, 'reopening the executed notebook does not mark it modified');
-        assert.equal(seen.figuresAgain.filter(isDrawn).length, seen.figures.length, `every figure drawn after reopening: ${JSON.stringify(seen.figuresAgain)}`);
-        assert.deepEqual(seen.pageErrors, [], 'no console error on either page');
-        if (kernel === 'deno') {
-          const reference = path.join(CONFIG.work, 'tslab', file);
-          const tslabNb = readNotebook(reference);
-          const denoLines = cellOutputs(saved).map((c) => c.stdout.length);
-          t.diagnostic(`stdout lines per code cell, tslab ${JSON.stringify(cellOutputs(tslabNb).map((c) => c.stdout.length))}, deno ${JSON.stringify(denoLines)}`);
-          assert.deepEqual(findLosses(tslabNb, saved), [], `${file}: cells that showed less under Deno than under tslab in JupyterLab`);
-        }
+const SELECTED = FILES.filter((f) => !CONFIG.only || CONFIG.only.includes(f));
+/** Whether a saved copy was run to the end: every code cell has an execution count. */
+const ranToTheEnd = (file: string): boolean => fs.existsSync(file) && readNotebook(file).cells.every((c) => c.cell_type !== 'code' || (c as { execution_count?: number | null }).execution_count != null);
+
+// The two kernels read the notebooks side by side, each on its own server and pages: the Deno
+// half in reverse order, so that the long chapters (6-8 of each edition) of one kernel meet the
+// short ones of the other rather than each other. Run one after the other they took 425 and
+// 377 s (2026-12-01 21:38 UTC, load average 0.7-7); side by side the longer of the two decides.
+describe('the notebooks in JupyterLab', { concurrency: KERNELS.length }, () => {
+  for (const kernel of KERNELS) {
+    describe(`the notebooks in JupyterLab with the ${kernel} kernel`, { concurrency: 1 }, () => {
+      for (const file of kernel === 'deno' ? [...SELECTED].reverse() : SELECTED) {
+        it(`runs ${file}, draws its figures and tables, and reopens it unchanged`, { timeout: CONFIG.notebookTimeoutMs + 180_000 }, async (t) => {
+          const started = performance.now();
+          const seen = await readInLab(kernel, file);
+          t.diagnostic(`${kernel} ${file}: ${((performance.now() - started) / 1000).toFixed(1)} s (${seen.phases.map(([n, ms]) => `${n} ${(ms / 1000).toFixed(1)}`).join(', ')})`);
+          assert.equal(seen.opened.kernel, kernel, 'the kernel JupyterLab started for the notebook');
+          const code = seen.ran.cells.filter((c) => c.type === 'code');
+          assert.deepEqual(errorOutputs(seen.ran.cells), [], 'no cell shows an error or writes to stderr');
+          assert.deepEqual(code.filter((c) => c.executionCount === null).map((c) => c.source.split('\n')[0]), [], 'every code cell ran');
+          assert.equal(plotlyOutputs(seen.ran.cells), calls(seen.ran.cells, 'showFigure'), 'one figure output per showFigure call');
+          assert.equal(seen.figures.filter(isDrawn).length, calls(seen.ran.cells, 'showFigure'), `every figure drawn: ${JSON.stringify(seen.figures)}`);
+          assert.equal(seen.tables, calls(seen.ran.cells, 'showTable'), 'every showTable rendered');
+          const saved = readNotebook(path.join(CONFIG.work, kernel, file));
+          assert.equal(plotlyOutputs(saved.cells), seen.figures.length, 'the saved file holds every figure');
+          assert.equal(seen.reopened.dirty, false, 'reopening the executed notebook does not mark it modified');
+          assert.equal(seen.figuresAgain.filter(isDrawn).length, seen.figures.length, `every figure drawn after reopening: ${JSON.stringify(seen.figuresAgain)}`);
+          assert.deepEqual(seen.pageErrors, [], 'no console error on either page');
+        });
+      }
+
+      it(`shows every line a cell prints, in its cell (${LATE_LINES} lines, then a second cell)`, { timeout: 240_000 }, async () => {
+        const seen = await readInLab(kernel, 'late-output.ipynb');
+        assert.equal(seen.opened.kernel, kernel);
+        const [first, second] = cellOutputs({ cells: seen.ran.cells.map((c) => ({ cell_type: c.type, source: c.source, outputs: c.outputs })) } as never);
+        assert.equal(first.stdout.length, LATE_LINES);
+        assert.equal(first.stdout[LATE_LINES - 1], `line ${LATE_LINES - 1}`);
+        assert.equal(second.stdout[0], 'second cell');
+        assert.deepEqual(second.stdout.filter((l) => l.startsWith('line ')), [], 'no line of the first cell lands in the second');
+        // tslab prints a cell's value on stdout, Deno sends it as the execute_result.
+        assert.ok(second.results === 1 || second.stdout.includes('42'), `the second cell's value: ${JSON.stringify(second)}`);
+      });
+
+      if (kernel === 'tslab') {
+        it(`draws ${FIGURE_FILE}'s figure as the site draws its JSON`, { timeout: CONFIG.notebookTimeoutMs + 180_000 }, async (t) => {
+          const saved = path.join(CONFIG.work, kernel, FIGURE_FILE);
+          if (!fs.existsSync(saved) || readNotebook(saved).cells.every((c) => !c.outputs?.length)) await readInLab(kernel, FIGURE_FILE);
+          const site = await siteFigure(browser, saved, tmp, { width: 1280, height: 900 });
+          const { page, errors } = await pageFor(kernel, 'reopen');
+          const before = errors.length;
+          try {
+            await openInPage(page, { file: FIGURE_FILE, kernel: false });
+            await drawnFigures(page); // scrolls the figure's cell into view, where JupyterLab renders it
+            const lab = await shootFigure(page, { label: 'JupyterLab', chart: '.tfjs-accumulate-plotly', column: '.jp-OutputArea-output' });
+            const { differing } = await pixelDifference(page, site.shot.png, lab.png);
+            t.diagnostic(`site ${site.shot.width} x ${site.shot.height} in ${site.shot.column}, JupyterLab ${lab.width} x ${lab.height} in ${lab.column}; ${(differing * 100).toFixed(3)}% of pixels apart at the common width`);
+            assert.deepEqual(compareShots(site.shot, lab, differing), [], 'JupyterLab draws the site’s figure (test:classic holds the case that must fail)');
+            assert.deepEqual(errors.slice(before), []);
+          } finally {
+            // The tab goes, and with it the width the comparison gave its chart.
+            await closeInPage(page, FIGURE_FILE).catch(() => undefined);
+            await site.page.close();
+          }
+        });
+      }
+
+      it('shows a failing cell as a failure (the checks above can fail)', { timeout: 240_000 }, async () => {
+        const seen = await readInLab(kernel, 'runtime-error.ipynb');
+        assert.equal(seen.opened.kernel, kernel);
+        const errors = errorOutputs(seen.ran.cells);
+        assert.ok(errors.some((e) => e.includes('RangeError')), `errors seen: ${JSON.stringify(errors)}`);
+        assert.ok(seen.ran.cells.some((c) => c.type === 'code' && c.executionCount === null), 'Run All stops at the failing cell');
+      });
+    });
+  }
+});
+
+// Once both kernels are done: every cell shows as many lines under Deno as under tslab, both
+// read in JupyterLab and saved from there.
+if (KERNELS.length === ALL_KERNELS.length) {
+  describe('Deno against tslab in JupyterLab', () => {
+    for (const file of SELECTED) {
+      it(`${file}: no cell shows fewer lines, displays or results under Deno`, (t) => {
+        const [tslabFile, denoFile] = ALL_KERNELS.map((k) => path.join(CONFIG.work, k, file));
+        for (const [kernel, f] of [['tslab', tslabFile], ['deno', denoFile]]) assert.ok(ranToTheEnd(f), `the ${kernel} run of ${file} did not reach its end (its test above says why)`);
+        const [tslabNb, denoNb] = [readNotebook(tslabFile), readNotebook(denoFile)];
+        t.diagnostic(`stdout lines per code cell, tslab ${JSON.stringify(cellOutputs(tslabNb).map((c) => c.stdout.length))}, deno ${JSON.stringify(cellOutputs(denoNb).map((c) => c.stdout.length))}`);
+        assert.deepEqual(findLosses(tslabNb, denoNb), [], `${file}: cells that showed less under Deno than under tslab in JupyterLab`);
       });
     }
-
-    it(`shows every line a cell prints, in its cell (${LATE_LINES} lines, then a second cell)`, { timeout: 240_000 }, async () => {
-      const seen = await readInLab(kernel, 'late-output.ipynb');
-      assert.equal(seen.opened.kernel, kernel);
-      const [first, second] = cellOutputs({ cells: seen.ran.cells.map((c) => ({ cell_type: c.type, source: c.source, outputs: c.outputs })) } as never);
-      assert.equal(first.stdout.length, LATE_LINES);
-      assert.equal(first.stdout[LATE_LINES - 1], `line ${LATE_LINES - 1}`);
-      assert.equal(second.stdout[0], 'second cell');
-      assert.deepEqual(second.stdout.filter((l) => l.startsWith('line ')), [], 'no line of the first cell lands in the second');
-      // tslab prints a cell's value on stdout, Deno sends it as the execute_result.
-      assert.ok(second.results === 1 || second.stdout.includes('42'), `the second cell's value: ${JSON.stringify(second)}`);
-    });
-
-    if (kernel === 'tslab') {
-      it(`draws ${FIGURE_FILE}'s figure as the site draws its JSON`, { timeout: CONFIG.notebookTimeoutMs + 180_000 }, async (t) => {
-        const saved = path.join(CONFIG.work, kernel, FIGURE_FILE);
-        if (!fs.existsSync(saved) || readNotebook(saved).cells.every((c) => !c.outputs?.length)) await readInLab(kernel, FIGURE_FILE);
-        const site = await siteFigure(browser, saved, tmp, { width: 1280, height: 900 });
-        const { page, errors } = await pageFor(kernel, 'reopen');
-        const before = errors.length;
-        try {
-          await openInPage(page, { file: FIGURE_FILE, kernel: false });
-          await drawnFigures(page); // scrolls the figure's cell into view, where JupyterLab renders it
-          const lab = await shootFigure(page, { label: 'JupyterLab', chart: '.tfjs-accumulate-plotly', column: '.jp-OutputArea-output' });
-          const { differing } = await pixelDifference(page, site.shot.png, lab.png);
-          t.diagnostic(`site ${site.shot.width} x ${site.shot.height} in ${site.shot.column}, JupyterLab ${lab.width} x ${lab.height} in ${lab.column}; ${(differing * 100).toFixed(3)}% of pixels apart at the common width`);
-          assert.deepEqual(compareShots(site.shot, lab, differing), [], 'JupyterLab draws the site’s figure (test:classic holds the case that must fail)');
-          assert.deepEqual(errors.slice(before), []);
-        } finally {
-          // The tab goes, and with it the width the comparison gave its chart.
-          await closeInPage(page, FIGURE_FILE).catch(() => undefined);
-          await site.page.close();
-        }
-      });
-    }
-
-    it('shows a failing cell as a failure (the checks above can fail)', { timeout: 240_000 }, async () => {
-      const seen = await readInLab(kernel, 'runtime-error.ipynb');
-      assert.equal(seen.opened.kernel, kernel);
-      const errors = errorOutputs(seen.ran.cells);
-      assert.ok(errors.some((e) => e.includes('RangeError')), `errors seen: ${JSON.stringify(errors)}`);
-      assert.ok(seen.ran.cells.some((c) => c.type === 'code' && c.executionCount === null), 'Run All stops at the failing cell');
-    });
   });
 }
