@@ -232,7 +232,9 @@ describe('the notebooks in JupyterLab', { concurrency: KERNELS.length }, () => {
         assert.ok(second.results === 1 || second.stdout.includes('42'), `the second cell's value: ${JSON.stringify(second)}`);
       });
 
-      if (kernel === 'tslab') {
+      // In the last kernel's half: side by side the tslab half is the longer (370 s against 280 in
+      // a CI run on 2026-12-01), and the figure is the same JSON under either kernel.
+      if (kernel === KERNELS[KERNELS.length - 1]) {
         it(`draws ${FIGURE_FILE}'s figure as the site draws its JSON`, { timeout: CONFIG.notebookTimeoutMs + 180_000 }, async (t) => {
           const saved = path.join(CONFIG.work, kernel, FIGURE_FILE);
           if (!fs.existsSync(saved) || readNotebook(saved).cells.every((c) => !c.outputs?.length)) await readInLab(kernel, FIGURE_FILE);
