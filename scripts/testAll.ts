@@ -1,23 +1,26 @@
 /**
- * `npm test`: every test of the project, in order, each part timed, with a summary at the end.
+ * `npm test`: every test of the project, each part timed, with a summary at the end. Four stages,
+ * one after the other; the third runs two lanes side by side (see STAGES):
  *
- *   1. the Debian packages the later parts need (scripts/systemDeps.sh; installs what is missing,
- *      including libopenblas-dev for the native kernels)
+ *   1. systemDeps     the Debian packages the later parts need (scripts/systemDeps.sh; installs
+ *                     what is missing, including libopenblas-dev for the native kernels)
  *      native:build   the optional native addon, strictly: CI must build and test the native path
  *   2. test:unit      build, type-check, unit tests (includes the runner/site tests on fixtures);
  *                     the kernel parity and leak tests run on wasm, cpu and native, and with
  *                     TFJS_ACCUMULATE_REQUIRE_NATIVE=1 an unbuilt addon fails them
- *   3. test:notebooks the runner on every notebook (sources must be committed clean)
- *   4. test:site      the static site export of the executed notebooks
- *   5. test:browser   the site in headless Chromium (console errors, one chart per Plotly output,
+ *   3. lane one:
+ *      test:notebooks the runner on every notebook (sources must be committed clean)
+ *      test:site      the static site export of the executed notebooks
+ *      test:browser   the site in headless Chromium (console errors, one chart per Plotly output,
  *                     axe-core in light and dark, phone layout, search, Lighthouse mobile scores)
  *      test:browser-lib the library in headless Chromium on WebGL, wasm and WebGPU (if usable),
  *                     and the site's "run it in your browser" blocks
- *   6. test:jupyter   every notebook through Debian's `jupyter nbconvert --execute` and tslab
- *   7. test:classic   every notebook run by a reader in classic Notebook, in headless Chromium
- *   8. check:deno     `deno check` on every notebook's cells (Deno's kernel does not type-check)
- *   9. test:deno      every notebook through nbconvert under Deno, compared cell by cell with tslab
- *  10. test:lab       every notebook of both editions read in JupyterLab (lab/'s app, installed and
+ *      lane two:
+ *      test:jupyter   every notebook through Debian's `jupyter nbconvert --execute` and tslab
+ *      check:deno     `deno check` on every notebook's cells (Deno's kernel does not type-check)
+ *      test:deno      every notebook through nbconvert under Deno, compared cell by cell with tslab
+ *      test:classic   every notebook run by a reader in classic Notebook, in headless Chromium
+ *   4. test:lab       every notebook of both editions read in JupyterLab (lab/'s app, installed and
  *                     built when stale) under tslab and under Deno
  *
  * The parts after test:unit reuse its build (`npm run build:if-stale`), and test:deno reuses
@@ -25,83 +28,45 @@
  * executed twice by the same front end and kernel.
  *
  * A failing part does not stop the later ones, so one run shows every failure; the exit code is
- * non-zero if any part failed.
+ * non-zero if any part failed. scripts/testLanes.ts runs the stages.
  */
-import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { Part, runStages, Stage } from './testLanes';
 
 const ROOT = path.resolve(__dirname, '..');
 
-const CONFIG = {
-  parts: [
-    { name: 'systemDeps', command: ['bash', 'scripts/systemDeps.sh'] },
-    { name: 'native:build', command: ['npm', 'run', '--silent', 'native:build'] },
-    { name: 'test:unit', command: ['npm', 'run', '--silent', 'test:unit'], env: { TFJS_ACCUMULATE_REQUIRE_NATIVE: '1' } },
-    { name: 'test:notebooks', command: ['npm', 'run', '--silent', 'test:notebooks'] },
-    { name: 'test:site', command: ['npm', 'run', '--silent', 'test:site'] },
-    { name: 'test:browser', command: ['npm', 'run', '--silent', 'test:browser'] },
-    { name: 'test:browser-lib', command: ['npm', 'run', '--silent', 'test:browser-lib'] },
-    { name: 'test:jupyter', command: ['npm', 'run', '--silent', 'test:jupyter'] },
-    { name: 'test:classic', command: ['npm', 'run', '--silent', 'test:classic'] },
-    { name: 'check:deno', command: ['npm', 'run', '--silent', 'check:deno'] },
-    { name: 'test:deno', command: ['npm', 'run', '--silent', 'test:deno'] },
-    { name: 'test:lab', command: ['npm', 'run', '--silent', 'test:lab'] },
+const npmRun = (name: string, env?: Record<string, string>): Part => ({ name, command: ['npm', 'run', '--silent', name], ...(env ? { env } : {}) });
+
+/**
+ * Stages in order; a stage's lanes side by side. The two middle lanes share nothing: each starts
+ * its own servers on free ports and kernels from temporary prefixes, and they read the build
+ * test:unit wrote. Lane one ends with the site's browser tests, lane two with classic Notebook.
+ * test:lab runs alone: it already runs its two kernels side by side.
+ */
+const STAGES: Stage[] = [
+  [[{ name: 'systemDeps', command: ['bash', 'scripts/systemDeps.sh'] }, npmRun('native:build')]],
+  [[npmRun('test:unit', { TFJS_ACCUMULATE_REQUIRE_NATIVE: '1' })]],
+  [
+    [npmRun('test:notebooks'), npmRun('test:site'), npmRun('test:browser'), npmRun('test:browser-lib')],
+    [npmRun('test:jupyter'), npmRun('check:deno'), npmRun('test:deno'), npmRun('test:classic')],
   ],
-};
-
-interface PartResult {
-  name: string;
-  ok: boolean;
-  seconds: number;
-  /** Tests counted by Node's test runner in this part; a part without tests counts as one. */
-  passed: number;
-  failed: number;
-}
-
-/** Runs a command with its output shown live and kept, to read the test runner's counts. */
-function run(command: string[], env: Record<string, string> = {}): Promise<{ code: number; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(command[0], command.slice(1), { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
-    let output = '';
-    child.stdout.on('data', (b: Buffer) => {
-      process.stdout.write(b);
-      output += b;
-    });
-    child.stderr.on('data', (b: Buffer) => {
-      process.stderr.write(b);
-      output += b;
-    });
-    child.on('close', (code) => resolve({ code: code ?? 1, output }));
-  });
-}
-
-/** Sums Node test runner totals ("ℹ pass 12" from the spec reporter, "# pass 12" from TAP). */
-function counts(output: string): { passed: number; failed: number } | undefined {
-  const sum = (word: string): number => [...output.matchAll(new RegExp(`^(?:ℹ|#) ${word} (\\d+)$`, 'gm'))].reduce((s, m) => s + Number(m[1]), 0);
-  const found = /^(?:ℹ|#) tests \d+$/m.test(output);
-  return found ? { passed: sum('pass'), failed: sum('fail') + sum('cancelled') } : undefined;
-}
+  [[npmRun('test:lab')]],
+];
 
 async function main(): Promise<void> {
-  const results: PartResult[] = [];
-  for (const part of CONFIG.parts) {
-    console.log(`\n===== ${part.name}: ${part.command.join(' ')}\n`);
-    const t0 = performance.now();
-    const { code, output } = await run(part.command, 'env' in part ? part.env : {});
-    const seconds = (performance.now() - t0) / 1000;
-    const c = counts(output);
-    const ok = code === 0;
-    results.push({ name: part.name, ok, seconds, passed: c?.passed ?? (ok ? 1 : 0), failed: c ? Math.max(c.failed, ok ? 0 : 1) : ok ? 0 : 1 });
-    console.log(`\n===== ${part.name}: ${ok ? 'ok' : `FAILED (exit ${code})`} in ${seconds.toFixed(1)} s`);
-  }
+  const t0 = performance.now();
+  const results = await runStages(STAGES, { cwd: ROOT });
+  const wall = (performance.now() - t0) / 1000;
   const width = Math.max(...results.map((r) => r.name.length));
   console.log(`\n${'part'.padEnd(width)}      time  result`);
   for (const r of results) {
     console.log(`${r.name.padEnd(width)}  ${`${r.seconds.toFixed(1)} s`.padStart(8)}  ${r.ok ? 'ok' : 'FAILED'} (${r.passed} passed, ${r.failed} failed)`);
   }
   const total = results.reduce((s, r) => s + r.seconds, 0);
-  console.log(`${'total'.padEnd(width)}  ${`${total.toFixed(1)} s`.padStart(8)}`);
+  // Parts of one stage overlap, so their sum is more than the run's wall time.
+  console.log(`${'sum of parts'.padEnd(width)}  ${`${total.toFixed(1)} s`.padStart(8)}`);
+  console.log(`${'wall'.padEnd(width)}  ${`${wall.toFixed(1)} s`.padStart(8)}`);
   const passed = results.reduce((s, r) => s + r.passed, 0);
   const failed = results.reduce((s, r) => s + r.failed, 0);
   // Node's tests are counted one by one; a part without tests (systemDeps, the notebook run, the

@@ -1,0 +1,126 @@
+/**
+ * How `npm test` runs its parts: stages one after the other, and within a stage its lanes side by
+ * side, each lane's parts in order. A part that fails does not stop the parts after it, so one run
+ * shows every failure.
+ *
+ * Why lanes: most parts after `test:unit` keep one core busy (one kernel, one browser page), and
+ * CI has two; a stage of two lanes uses both.
+ */
+import { spawn } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+
+/** One part of `npm test`: a command, and the environment it adds. */
+export interface Part {
+  name: string;
+  command: string[];
+  env?: Record<string, string>;
+}
+
+/** A stage: lanes run side by side; each lane is a list of parts run in order. */
+export type Stage = Part[][];
+
+export interface PartResult {
+  name: string;
+  ok: boolean;
+  /** Exit code of the command (1 when it could not be started). */
+  code: number;
+  /** Wall time of the part alone, from its start to its end. */
+  seconds: number;
+  /** Tests counted by Node's test runner in this part; a part without tests counts as one. */
+  passed: number;
+  failed: number;
+}
+
+/** Options of {@link runStages}. */
+export interface RunStagesArgs {
+  /** The working directory of every command. */
+  cwd: string;
+  /** Where the live output goes, a line at a time. Default: this process's stdout. */
+  write?: (text: string) => void;
+}
+
+/** Sums Node test runner totals ("ℹ pass 12" from the spec reporter, "# pass 12" from TAP). */
+export function counts(output: string): { passed: number; failed: number } | undefined {
+  const sum = (word: string): number => [...output.matchAll(new RegExp(`^(?:ℹ|#) ${word} (\\d+)$`, 'gm'))].reduce((s, m) => s + Number(m[1]), 0);
+  const found = /^(?:ℹ|#) tests \d+$/m.test(output);
+  return found ? { passed: sum('pass'), failed: sum('fail') + sum('cancelled') } : undefined;
+}
+
+/**
+ * Splits a stream into whole lines, each passed on with `prefix`, so that two lanes' output
+ * interleaves by line, never inside one; `end` passes on a last line without its newline.
+ */
+export function lineWriter(prefix: string, write: (text: string) => void): { push: (chunk: string) => void; end: () => void } {
+  let pending = '';
+  return {
+    push(chunk) {
+      pending += chunk;
+      const lines = pending.split('\n');
+      pending = lines.pop() as string;
+      for (const line of lines) write(`${prefix}${line}\n`);
+    },
+    end() {
+      if (pending !== '') write(`${prefix}${pending}\n`);
+      pending = '';
+    },
+  };
+}
+
+/** Runs one part with its output shown live (prefixed with its name when `prefixed`) and kept, to read its counts. */
+function runPart(part: Part, args: Required<RunStagesArgs>, prefixed: boolean): Promise<PartResult> {
+  const t0 = performance.now();
+  const out = lineWriter(prefixed ? `[${part.name}] ` : '', args.write);
+  out.push(`\n===== ${part.name}: ${part.command.join(' ')}\n\n`);
+  return new Promise((resolve) => {
+    let output = '';
+    let settled = false;
+    const finish = (code: number): void => {
+      if (settled) return;
+      settled = true;
+      out.end();
+      const seconds = (performance.now() - t0) / 1000;
+      const c = counts(output);
+      const ok = code === 0;
+      out.push(`\n===== ${part.name}: ${ok ? 'ok' : `FAILED (exit ${code})`} in ${seconds.toFixed(1)} s\n`);
+      out.end();
+      resolve({ name: part.name, ok, code, seconds, passed: c?.passed ?? (ok ? 1 : 0), failed: c ? Math.max(c.failed, ok ? 0 : 1) : ok ? 0 : 1 });
+    };
+    const child = spawn(part.command[0], part.command.slice(1), { cwd: args.cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...(part.env ?? {}) } });
+    // stdout and stderr go through one line writer, as a terminal would show them.
+    const take = (b: Buffer): void => {
+      const text = b.toString();
+      output += text;
+      out.push(text);
+    };
+    child.stdout.on('data', take);
+    child.stderr.on('data', take);
+    child.on('error', (e) => {
+      output += `${e.message}\n`;
+      out.push(`${part.name} could not start: ${e.message}\n`);
+      finish(1);
+    });
+    child.on('close', (code) => finish(code ?? 1));
+  });
+}
+
+/**
+ * Runs the stages in order and returns every part's result, in the order the parts are listed
+ * (stage by stage, lane by lane). Lines of a stage with more than one lane carry their part's
+ * name.
+ */
+export async function runStages(stages: Stage[], args: RunStagesArgs): Promise<PartResult[]> {
+  const full: Required<RunStagesArgs> = { cwd: args.cwd, write: args.write ?? ((t) => void process.stdout.write(t)) };
+  const results: PartResult[] = [];
+  for (const stage of stages) {
+    const prefixed = stage.length > 1;
+    const lanes = await Promise.all(
+      stage.map(async (lane) => {
+        const done: PartResult[] = [];
+        for (const part of lane) done.push(await runPart(part, full, prefixed));
+        return done;
+      }),
+    );
+    results.push(...lanes.flat());
+  }
+  return results;
+}

@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { counts, lineWriter, runStages, type Part } from '../../scripts/testLanes';
+
+// A part that prints its name with start and end times (ms since the epoch), after `ms` of sleep.
+const timed = (name: string, ms: number, code = 0): Part => ({
+  name,
+  command: [process.execPath, '-e', `const t=Date.now();setTimeout(()=>{console.log('${name} '+t+' '+Date.now());process.exit(${code})},${ms})`],
+});
+const spans = (text: string, name: string): [number, number] => {
+  const m = new RegExp(`\\] ${name} (\\d+) (\\d+)$|^${name} (\\d+) (\\d+)$`, 'm').exec(text);
+  assert.ok(m, `no timing line of ${name} in:\n${text}`);
+  return (m[1] ? [Number(m[1]), Number(m[2])] : [Number(m[3]), Number(m[4])]) as [number, number];
+};
+
+describe('npm test lanes (scripts/testLanes.ts)', () => {
+  it('runs the lanes of a stage side by side, each lane in order, and the stages one after the other', async () => {
+    let text = '';
+    const results = await runStages([[[timed('a1', 400), timed('a2', 100)], [timed('b1', 400)]], [[timed('c1', 50)]]], { cwd: process.cwd(), write: (t) => (text += t) });
+    assert.deepEqual(results.map((r) => r.name), ['a1', 'a2', 'b1', 'c1']);
+    const [a1, a2, b1, c1] = ['a1', 'a2', 'b1', 'c1'].map((n) => spans(text, n));
+    assert.ok(a1[1] <= a2[0], 'a2 started before a1 ended');
+    assert.ok(b1[0] < a1[1] && a1[0] < b1[1], `the lanes did not overlap: a1 ${a1}, b1 ${b1}`);
+    assert.ok(c1[0] >= Math.max(a2[1], b1[1]), 'the next stage started before the last one ended');
+  });
+
+  it('prefixes every line of a stage with two lanes with its part, and not the lines of a single lane', async () => {
+    let text = '';
+    await runStages([[[timed('x', 10)], [timed('y', 10)]], [[timed('z', 10)]]], { cwd: process.cwd(), write: (t) => (text += t) });
+    const lines = text.split('\n').filter((l) => l !== '');
+    const z = lines.filter((l) => l.includes('z'));
+    assert.ok(lines.filter((l) => !z.includes(l)).every((l) => l.startsWith('[x] ') || l.startsWith('[y] ')), text);
+    assert.ok(z.length > 0 && z.every((l) => !l.startsWith('[')), text);
+  });
+
+  it('keeps going after a failure, and reports it with its exit code', async () => {
+    const results = await runStages([[[timed('bad', 10, 3), timed('after', 10)], [timed('other', 10)]]], { cwd: process.cwd(), write: () => {} });
+    assert.deepEqual(results.map((r) => [r.name, r.ok, r.code, r.failed]), [['bad', false, 3, 1], ['after', true, 0, 0], ['other', true, 0, 0]]);
+  });
+
+  it('reports a command that cannot start as a failed part', async () => {
+    const results = await runStages([[[{ name: 'missing', command: ['/nonexistent/command'] }]]], { cwd: process.cwd(), write: () => {} });
+    assert.equal(results[0].ok, false);
+    assert.equal(results[0].failed, 1);
+  });
+
+  it('reads the test runner totals, and nothing from output without them', () => {
+    assert.deepEqual(counts('ℹ tests 5\nℹ pass 4\nℹ fail 1\nℹ cancelled 0\n# tests 2\n# pass 2\n# fail 0\n'), { passed: 6, failed: 1 });
+    assert.equal(counts('pass 3\nall good\n'), undefined);
+  });
+
+  it('splits chunks into whole lines', () => {
+    const got: string[] = [];
+    const w = lineWriter('> ', (t) => got.push(t));
+    w.push('ab');
+    w.push('c\nde');
+    w.push('\n\nf');
+    assert.deepEqual(got, ['> abc\n', '> de\n', '> \n']);
+    w.end();
+    assert.deepEqual(got.slice(3), ['> f\n']);
+  });
+});
