@@ -46,6 +46,10 @@ def url(cfg, name):
     return f"{cfg['transport']}://{cfg['ip']}:{cfg[name + '_port']}"
 
 
+# The five channels of a connection file, in the order KERNEL_PROXY_FIRST_PORTS lists them.
+CHANNELS = ("shell", "iopub", "stdin", "control", "hb")
+
+
 class KernelStartError(RuntimeError):
     """Deno exited before it answered, on every set of ports tried."""
 
@@ -78,7 +82,6 @@ class Proxy:
         self.front = {n: bind(zmq.ROUTER, n) for n in ("shell", "control", "stdin")}
         self.front["iopub"] = bind(zmq.PUB, "iopub")
         self.front["hb"] = bind(zmq.REP, "hb")
-        self.start_kernel()
 
         # Who asked what: replies are routed by their parent's msg_id, whatever identities the
         # kernel copies back.
@@ -108,7 +111,7 @@ class Proxy:
         raise KernelStartError(f"Deno did not start in {attempts} attempts; its last error is above")
 
     def inner_ports(self):
-        return ",".join(str(self.inner[n + "_port"]) for n in ("shell", "iopub", "stdin", "control", "hb"))
+        return ",".join(str(self.inner[n + "_port"]) for n in CHANNELS)
 
     def launch(self, ports):
         """One start: returns None once Deno answers a kernel_info_request, or its exit code."""
@@ -116,7 +119,7 @@ class Proxy:
         fd, self.inner_file = tempfile.mkstemp(prefix="deno-inner-", suffix=".json")
         os.close(fd)
         os.remove(self.inner_file)
-        names = dict(zip(("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port"), ports)) if ports else {}
+        names = dict(zip((n + "_port" for n in CHANNELS), ports)) if ports else {}
         outer = self.outer
         write_connection_file(self.inner_file, ip=outer["ip"], key=outer["key"].encode(), transport=outer["transport"], signature_scheme=outer["signature_scheme"], **names)
         with open(self.inner_file, encoding="utf-8") as f:
@@ -317,10 +320,11 @@ def main():
 
     signal.signal(signal.SIGTERM, terminate)
     signal.signal(signal.SIGINT, lambda *_: holder["proxy"].kernel.send_signal(signal.SIGINT) if holder.get("proxy") and holder["proxy"].kernel else None)
-    proxy = Proxy.__new__(Proxy)
+    # The constructor only binds the front ports; Deno starts once the handlers can stop it.
+    proxy = Proxy(sys.argv[1], sys.argv[2])
     holder["proxy"] = proxy
     try:
-        proxy.__init__(sys.argv[1], sys.argv[2])
+        proxy.start_kernel()
     except KernelStartError as e:
         proxy.close_back()
         sys.exit(f"kernel_proxy: {e}")
