@@ -59,7 +59,12 @@ export interface ParallelWindowTiming {
   coresUsed: number;
   /** Process CPU time of the median window, ms: the work done, whatever the load (waiting costs none). */
   cpuMs: number;
-  /** The split of the median window: the slowest worker's compute; packing, summing and sharing weights; the update; the rest (dispatch, waiting, scheduling). */
+  /**
+   * The split of the median window: the slowest worker's compute; packing, summing and sharing
+   * weights; the update; the rest (dispatch, waiting, scheduling). A worker that finishes first
+   * packs while the slowest still computes, so on a loaded machine compute plus transfer can
+   * exceed the window; then `otherMs` is 0.
+   */
   split: { computeMs: number; transferMs: number; updateMs: number; otherMs: number };
   /** Bytes crossing threads per window. */
   bytes: { microBatches: number; gradients: number; weights: number; total: number };

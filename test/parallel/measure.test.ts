@@ -28,7 +28,11 @@ describe('measureParallelWindow', () => {
     assert.equal(everyRound.bytes.weights, 2 * parameters * 4);
     for (const p of m.parallel) {
       assert.ok(p.windowMs > 0 && p.speedup > 0 && p.coresUsed > 0 && p.cpuMs > 0 && p.split.computeMs > 0);
-      assert.ok(p.split.computeMs + p.split.transferMs + p.split.updateMs <= p.windowMs + 1e-6, 'the split does not exceed the window');
+      // The slowest worker's compute and the update are serial within the window. Packing is not:
+      // a worker that finished first packs while the slowest computes (a CI run under load once
+      // saw compute + transfer + update exceed the window that way).
+      assert.ok(p.split.computeMs + p.split.updateMs <= p.windowMs + 1e-6, 'compute and update do not exceed the window');
+      assert.ok(p.split.transferMs <= p.windowMs + 1e-6 && p.split.otherMs >= 0, 'transfer does not exceed the window');
       // The busiest worker of 2 computed half the window's micro-batches, inside the window's time.
       assert.equal(p.inWorker.microBatches, 2);
       assert.ok(p.inWorker.computeMs > 0 && p.inWorker.computeMs <= p.windowMs + 1e-6 && p.inWorker.gcMs >= 0 && p.inWorker.idleMs >= 0);
