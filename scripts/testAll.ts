@@ -1,6 +1,6 @@
 /**
- * `npm test`: every test of the project, each part timed, with a summary at the end. Four stages,
- * one after the other; the third runs two lanes side by side (see STAGES):
+ * `npm test`: every test of the project, each part timed, with a summary at the end. Three stages,
+ * one after the other; the third runs three lanes side by side (see STAGES):
  *
  *   1. systemDeps     the Debian packages the later parts need (scripts/systemDeps.sh; installs
  *                     what is missing, including libopenblas-dev for the native kernels)
@@ -20,7 +20,8 @@
  *      check:deno     `deno check` on every notebook's cells (Deno's kernel does not type-check)
  *      test:deno      every notebook through nbconvert under Deno, compared cell by cell with tslab
  *      test:classic   every notebook run by a reader in classic Notebook, in headless Chromium
- *   4. test:lab       every notebook of both editions read in JupyterLab (lab/'s app, installed and
+ *      lane three:
+ *      test:lab       every notebook of both editions read in JupyterLab (lab/'s app, installed and
  *                     built when stale) under tslab and under Deno
  *
  * The parts after test:unit reuse its build (`npm run build:if-stale`), and test:deno reuses
@@ -39,10 +40,11 @@ const ROOT = path.resolve(__dirname, '..');
 const npmRun = (name: string, env?: Record<string, string>): Part => ({ name, command: ['npm', 'run', '--silent', name], ...(env ? { env } : {}) });
 
 /**
- * Stages in order; a stage's lanes side by side. The two middle lanes share nothing: each starts
- * its own servers on free ports and kernels from temporary prefixes, and they read the build
- * test:unit wrote. Lane one ends with the site's browser tests, lane two with classic Notebook.
- * test:lab runs alone: it already runs its two kernels side by side.
+ * Stages in order; a stage's lanes side by side. The three lanes after test:unit share nothing:
+ * each part starts its own servers on free ports, and kernels from temporary prefixes, and all
+ * read the build test:unit wrote. A run with two lanes and test:lab after them (2026-12-02) kept
+ * 1.34 cores busy on average over its 29.5 minutes (/usr/bin/time): the parts wait for pages,
+ * servers and kernels much of the time, so test:lab joins them as a third lane.
  */
 const STAGES: Stage[] = [
   [[{ name: 'systemDeps', command: ['bash', 'scripts/systemDeps.sh'] }, npmRun('native:build')]],
@@ -50,8 +52,8 @@ const STAGES: Stage[] = [
   [
     [npmRun('test:notebooks'), npmRun('test:site'), npmRun('test:browser'), npmRun('test:browser-lib')],
     [npmRun('test:jupyter'), npmRun('check:deno'), npmRun('test:deno'), npmRun('test:classic')],
+    [npmRun('test:lab')],
   ],
-  [[npmRun('test:lab')]],
 ];
 
 async function main(): Promise<void> {
@@ -59,9 +61,10 @@ async function main(): Promise<void> {
   const results = await runStages(STAGES, { cwd: ROOT });
   const wall = (performance.now() - t0) / 1000;
   const width = Math.max(...results.map((r) => r.name.length));
-  console.log(`\n${'part'.padEnd(width)}      time  result`);
+  console.log(`\n${'part'.padEnd(width)}      time       CPU  result`);
   for (const r of results) {
-    console.log(`${r.name.padEnd(width)}  ${`${r.seconds.toFixed(1)} s`.padStart(8)}  ${r.ok ? 'ok' : 'FAILED'} (${r.passed} passed, ${r.failed} failed)`);
+    const cpu = r.cpuSeconds === null ? '—' : `${r.cpuSeconds.toFixed(1)} s`;
+    console.log(`${r.name.padEnd(width)}  ${`${r.seconds.toFixed(1)} s`.padStart(8)}  ${cpu.padStart(8)}  ${r.ok ? 'ok' : 'FAILED'} (${r.passed} passed, ${r.failed} failed)`);
   }
   const total = results.reduce((s, r) => s + r.seconds, 0);
   // Parts of one stage overlap, so their sum is more than the run's wall time.

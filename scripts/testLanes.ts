@@ -7,6 +7,9 @@
  * CI has two; a stage of two lanes uses both.
  */
 import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 
 /** One part of `npm test`: a command, and the environment it adds. */
@@ -26,6 +29,11 @@ export interface PartResult {
   code: number;
   /** Wall time of the part alone, from its start to its end. */
   seconds: number;
+  /**
+   * CPU seconds of the part's processes (user + system, every process it waited for: browsers,
+   * servers and kernels included), from bash's `times`; null when bash could not report them.
+   */
+  cpuSeconds: number | null;
   /** Tests counted by Node's test runner in this part; a part without tests counts as one. */
   passed: number;
   failed: number;
@@ -66,9 +74,31 @@ export function lineWriter(prefix: string, write: (text: string) => void): { pus
   };
 }
 
+/** Seconds in one of bash's `times` figures ("1m2.500s"). */
+const timesSeconds = (figure: string): number => {
+  const m = /^(\d+)m([\d.]+)s$/.exec(figure);
+  return m ? Number(m[1]) * 60 + Number(m[2]) : Number.NaN;
+};
+
+/** The children's user + system seconds from bash's `times` output (its second line), or null. */
+export function childCpuSeconds(times: string): number | null {
+  const line = times.trim().split('\n')[1];
+  const figures = line?.trim().split(/\s+/) ?? [];
+  if (figures.length !== 2) return null;
+  const total = timesSeconds(figures[0]) + timesSeconds(figures[1]);
+  return Number.isFinite(total) ? total : null;
+}
+
+/**
+ * The command run by bash, which writes its `times` to $TIMES_FILE when the command ends: Node
+ * does not report a child's resource use, and bash counts every process it waited for.
+ */
+const withTimes = (command: string[]): string[] => ['bash', '-c', '"$@"; code=$?; times > "$TIMES_FILE"; exit $code', 'part', ...command];
+
 /** Runs one part with its output shown live (prefixed with its name when `prefixed`) and kept, to read its counts. */
 function runPart(part: Part, args: Required<RunStagesArgs>, prefixed: boolean): Promise<PartResult> {
   const t0 = performance.now();
+  const timesFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'npm-test-part-')), 'times');
   const out = lineWriter(prefixed ? `[${part.name}] ` : '', args.write);
   out.push(`\n===== ${part.name}: ${part.command.join(' ')}\n\n`);
   return new Promise((resolve) => {
@@ -81,11 +111,15 @@ function runPart(part: Part, args: Required<RunStagesArgs>, prefixed: boolean): 
       const seconds = (performance.now() - t0) / 1000;
       const c = counts(output);
       const ok = code === 0;
-      out.push(`\n===== ${part.name}: ${ok ? 'ok' : `FAILED (exit ${code})`} in ${seconds.toFixed(1)} s\n`);
+      const cpuSeconds = fs.existsSync(timesFile) ? childCpuSeconds(fs.readFileSync(timesFile, 'utf8')) : null;
+      fs.rmSync(path.dirname(timesFile), { recursive: true, force: true });
+      const cpu = cpuSeconds === null ? '' : `, ${cpuSeconds.toFixed(1)} s of CPU`;
+      out.push(`\n===== ${part.name}: ${ok ? 'ok' : `FAILED (exit ${code})`} in ${seconds.toFixed(1)} s${cpu}\n`);
       out.end();
-      resolve({ name: part.name, ok, code, seconds, passed: c?.passed ?? (ok ? 1 : 0), failed: c ? Math.max(c.failed, ok ? 0 : 1) : ok ? 0 : 1 });
+      resolve({ name: part.name, ok, code, seconds, cpuSeconds, passed: c?.passed ?? (ok ? 1 : 0), failed: c ? Math.max(c.failed, ok ? 0 : 1) : ok ? 0 : 1 });
     };
-    const child = spawn(part.command[0], part.command.slice(1), { cwd: args.cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...(part.env ?? {}) } });
+    const command = withTimes(part.command);
+    const child = spawn(command[0], command.slice(1), { cwd: args.cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...(part.env ?? {}), TIMES_FILE: timesFile } });
     // stdout and stderr go through one line writer, as a terminal would show them.
     const take = (b: Buffer): void => {
       const text = b.toString();

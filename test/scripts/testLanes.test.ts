@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { counts, lineWriter, runStages, type Part } from '../../scripts/testLanes';
+import { childCpuSeconds, counts, lineWriter, runStages, type Part } from '../../scripts/testLanes';
 
 // A part that prints its name with start and end times (ms since the epoch), after `ms` of sleep.
 const timed = (name: string, ms: number, code = 0): Part => ({
@@ -42,6 +42,15 @@ describe('npm test lanes (scripts/testLanes.ts)', () => {
     const results = await runStages([[[{ name: 'missing', command: ['/nonexistent/command'] }]]], { cwd: process.cwd(), write: () => {} });
     assert.equal(results[0].ok, false);
     assert.equal(results[0].failed, 1);
+  });
+
+  it("counts a part's CPU time, its children's included, and none for a part that only sleeps", async () => {
+    const busy: Part = { name: 'busy', command: ['bash', '-c', `${JSON.stringify(process.execPath)} -e "const t=Date.now();while(Date.now()-t<600);"`] };
+    const [spin, sleep] = await runStages([[[busy], [timed('sleep', 600)]]], { cwd: process.cwd(), write: () => {} });
+    assert.ok(spin.cpuSeconds !== null && spin.cpuSeconds >= 0.4, `a 0.6 s busy loop in a grandchild: ${spin.cpuSeconds} s of CPU`);
+    assert.ok(sleep.cpuSeconds !== null && sleep.cpuSeconds < 0.4, `a 0.6 s sleep: ${sleep.cpuSeconds} s of CPU`);
+    assert.equal(childCpuSeconds('0m0.001s 0m0.002s\n1m2.500s 0m0.500s\n'), 63);
+    assert.equal(childCpuSeconds('garbage'), null);
   });
 
   it('reads the test runner totals, and nothing from output without them', () => {
