@@ -39,7 +39,8 @@ import { benchParallel } from './benchParallel';
 import { breakdownTable, nativeBreakdown, StepBreakdown } from './benchNative';
 import { busiestThreadNs, busyThreads, cpuPerWall, taskCpuNs } from './benchThreads';
 import type { Contender } from './contender';
-import { everyCoreEntrants, everyCoreTable } from './everyCore';
+import { everyCoreEntrants, everyCoreTable, rowOptions, winner } from './everyCore';
+import { EveryCoreBreakdown, everyCoreBreakdownTable, profileWorkers } from './everyCoreBreakdown';
 
 type ModelName = 'simpleNet' | 'mlp' | 'cnn';
 const quick = process.argv.includes('--quick');
@@ -283,6 +284,49 @@ async function breakdowns(rowsDone: Report['rows']): Promise<{ id: string; label
   return out;
 }
 
+/**
+ * For each native window row that missed its every-core target: its winning option taken apart
+ * (everyCoreBreakdown.ts): a worker option by its round report and its workers' micro-batch
+ * profiled alone and side by side, a main-thread option by profiling its window.
+ */
+async function everyCoreBreakdowns(rowsDone: Report['rows']): Promise<EveryCoreBreakdown[]> {
+  const { accumulationSteps: k, microBatchSize: b } = CONFIG;
+  const out: EveryCoreBreakdown[] = [];
+  const native = CONFIG.paths.find((p) => p.id === 'native');
+  for (const r of rowsDone) {
+    const target = CONFIG.targets.ratioAll[r.id];
+    const name = CONFIG.windowModels.find((m) => r.id === `${m}-window-${k}x${b}-native`);
+    const best = r.others ? winner(rowOptions(r)) : null;
+    if (!native || !name || target === undefined || !r.torchAll || !best || (best.ms as number) / r.torchAll.ms <= target) continue;
+    const base = { id: r.id, label: r.label, option: best.label, windowMs: best.ms as number, torchMs: r.torchAll.ms, target };
+    const entry = (r.others ?? []).find((o) => o.label === best.label);
+    const calls = quick ? 3 : 20;
+    // The bench workers warm up longer than the calls they time: with fewer (3), V8's background
+    // compilers still ran beside two workers and a micro-batch took 1.94 x its time alone.
+    if (entry && !('refused' in entry) && entry.workers && entry.round) {
+      const model = buildModel(name);
+      const microBatches = Array.from({ length: k }, (_, i) => batchOf(name, b, 10 + i));
+      const packed = microBatches.map((m) => ({ xs: { values: Float32Array.from(m.xs.dataSync()), shape: [...m.xs.shape] }, ys: { values: Float32Array.from(m.ys.dataSync()), shape: [...m.ys.shape] } }));
+      tf.dispose(microBatches.flatMap((m) => [m.xs, m.ys]));
+      try {
+        const workers = await profileWorkers({ model, microBatches: packed, loss: name === 'simpleNet' ? 'meanSquaredError' : 'softmaxCrossEntropy', workers: entry.workers, calls, warmup: quick ? 3 : 40 });
+        out.push({ ...base, round: entry.round, workers, perWorker: Math.ceil(k / entry.workers) });
+      } finally {
+        model.dispose();
+      }
+    } else {
+      const window = await accumulationWindow(name, k, b, native, best.threads);
+      try {
+        const profiled = await nativeBreakdown(() => void window.call(), best.ms as number, calls);
+        if (profiled) out.push({ ...base, window: profiled });
+      } finally {
+        await window.dispose();
+      }
+    }
+  }
+  return out;
+}
+
 /** Timed calls of one contender in one round, and the threads that were busy meanwhile. */
 interface Block {
   ms: number[];
@@ -361,7 +405,7 @@ async function runRow(row: BenchRow, peers: { one: TorchPeer | null; all: TorchP
     flops: row.flops,
     ours1: { label: ours1.label, threads: ours1.threads, ...statsOf(blocks.ours1) },
     oursAll: oursAll ? { label: oursAll.label, threads: oursAll.threads, ...statsOf(blocks.oursAll) } : null,
-    ...(row.others ? { others: entrants.map((e): OtherEntry => ('refused' in e ? e : { label: e.label, threads: e.threads, ...statsOf(otherBlocks[others.indexOf(e)]) })) } : {}),
+    ...(row.others ? { others: entrants.map((e): OtherEntry => ('refused' in e ? e : { label: e.label, threads: e.threads, ...statsOf(otherBlocks[others.indexOf(e)]), ...(e.workers ? { workers: e.workers, round: e.rounds?.() ?? null } : {}) })) } : {}),
     torch1: stats(blocks.torch1),
     torchAll: stats(blocks.torchAll),
     loadAverage: load,
@@ -467,6 +511,7 @@ async function main(): Promise<void> {
       const all = measureNativeGemmPeak({ size: CONFIG.gemmSize, seconds, threads: 'all' });
       if (one) report.roofline.nativeGemm = { size: CONFIG.gemmSize, one: one.gflops, all: all?.gflops ?? null, threads: { one: one.threads, all: all?.threads ?? null } };
       report.breakdowns = await breakdowns(report.rows);
+      report.everyCoreBreakdowns = await everyCoreBreakdowns(report.rows);
     }
     for (const path of CONFIG.paths) {
       await usePath(path, 1);
@@ -502,6 +547,7 @@ async function main(): Promise<void> {
     ...breakdownTable(report),
     '',
     ...everyCoreTable(report),
+    ...everyCoreBreakdownTable(report),
     '',
     ...accumulationTable(report),
     '',

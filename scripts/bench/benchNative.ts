@@ -9,11 +9,11 @@ import { loadNativeBlas, NativeAddon } from '../../src/backend/index';
 /** The kernels whose time is matrix products (and, for convolutions, their im2col/col2im). */
 const PRODUCT_KERNELS = new Set(['BatchMatMul', '_FusedMatMul', 'Conv2D', 'FusedConv2D', 'Conv2DBackpropFilter', 'Conv2DBackpropInput']);
 
-/** Where a step's wall time goes, in ms per step (means over the profiled calls). */
+/** Where a step's wall time goes, in ms per step (means over the timed calls). */
 export interface StepBreakdown {
-  /** Wall time of a profiled step (tf.profile's own bookkeeping included, which lands in dispatch). */
+  /** Wall time of a step with its kernels timed (the timers' own cost included, which lands in dispatch). */
   wallMs: number;
-  /** The unprofiled median of the same step, from its row, for comparison. */
+  /** The step's time without the kernel timers, for comparison: the row's median, or the same calls timed just before. */
   rowMs: number;
   /** Inside cblas_sgemm. */
   blasMs: number;
@@ -25,17 +25,61 @@ export interface StepBreakdown {
   copiesMs: number;
   /** In every other kernel: activations, BatchNorm, pooling, reductions, the optimizer's arithmetic. */
   elementwiseMs: number;
-  /** The rest: tfjs's engine (op dispatch, the gradient tape, tensor bookkeeping) and JS between ops. */
+  /** The rest of the wall time: tfjs's engine (op dispatch, the gradient tape, tensor bookkeeping) and JS between ops. */
   dispatchMs: number;
   /** The slowest non-product kernels, ms per step. */
   topKernels: { name: string; ms: number }[];
 }
 
 /**
- * Profiles `calls` calls of `call` (one step) on the native path: their wall time, tfjs's
- * per-kernel times (`tf.profile`) and the time inside the addon's sgemm (by timing a wrapper
- * around it), all in the same calls, so the shares add up on a loaded machine too. Dispatch is
- * what remains of the wall time (it includes tf.profile's own bookkeeping: an upper bound).
+ * Times every kernel registered for the active backend, by name, until `restore`: each kernel
+ * function is wrapped in two clock reads. A kernel called from inside another (through the
+ * registry) counts in its caller only.
+ *
+ * Why not `tf.profile`: its bookkeeping per kernel (shapes, byte counts, a promise each) doubled a
+ * CNN micro-batch's wall time (11.5 against 8.8 ms, bench of 2026-12-02 01:44 UTC) and stretched
+ * the kernels themselves when two threads profiled at once, so its dispatch share was an artefact.
+ */
+export function timeKernels(): { perKernel: Map<string, number>; restore: () => void } {
+  const backendName = tf.getBackend();
+  const configs = tf.getKernelsForBackend(backendName);
+  const perKernel = new Map<string, number>();
+  let depth = 0;
+  for (const config of configs) {
+    const inner = config.kernelFunc;
+    tf.unregisterKernel(config.kernelName, backendName);
+    tf.registerKernel({
+      ...config,
+      kernelFunc: (args) => {
+        if (depth > 0) return inner(args);
+        depth += 1;
+        const t = performance.now();
+        try {
+          return inner(args);
+        } finally {
+          depth -= 1;
+          perKernel.set(config.kernelName, (perKernel.get(config.kernelName) ?? 0) + performance.now() - t);
+        }
+      },
+    });
+  }
+  return {
+    perKernel,
+    restore: () => {
+      for (const config of configs) {
+        tf.unregisterKernel(config.kernelName, backendName);
+        tf.registerKernel(config);
+      }
+    },
+  };
+}
+
+/**
+ * Times `calls` calls of `call` (one step) on the native path: their wall time, every kernel's
+ * time ({@link timeKernels}) and the time inside the addon's sgemm (by timing a wrapper around
+ * it), all in the same calls, so the parts add up to the wall time on a loaded machine too.
+ * Dispatch is what remains of the wall time. `rowMs`, the step's time without timers, is kept
+ * beside it.
  */
 export async function nativeBreakdown(call: () => void, rowMs: number, calls: number): Promise<StepBreakdown | null> {
   const status = loadNativeBlas();
@@ -56,26 +100,23 @@ export async function nativeBreakdown(call: () => void, rowMs: number, calls: nu
     setThreads: (n) => real.setThreads(n),
   };
   loadNativeBlas({ reload: true, load: () => timing });
-  const perKernel = new Map<string, number>();
-  let productMs = 0;
+  const kernels = timeKernels();
   let wallTotal = 0;
   try {
-    for (let i = 0; i < calls; i++) {
-      const t = performance.now();
-      const profile = await tf.profile(call);
-      wallTotal += performance.now() - t;
-      for (const k of profile.kernels) {
-        // Custom ops (softmaxCrossEntropy__op, fusedMatMul__op) are scopes around kernels listed too.
-        if (k.name.endsWith('__op')) continue;
-        const ms = typeof k.kernelTimeMs === 'number' ? k.kernelTimeMs : 0;
-        if (PRODUCT_KERNELS.has(k.name)) productMs += ms;
-        else perKernel.set(k.name, (perKernel.get(k.name) ?? 0) + ms);
-      }
-    }
+    const t = performance.now();
+    for (let i = 0; i < calls; i++) call();
+    wallTotal = performance.now() - t;
   } finally {
+    kernels.restore();
     loadNativeBlas({ reload: true });
   }
-  const elementwise = [...perKernel.values()].reduce((s, v) => s + v, 0) / calls;
+  let productMs = 0;
+  const others = new Map<string, number>();
+  for (const [name, ms] of kernels.perKernel) {
+    if (PRODUCT_KERNELS.has(name)) productMs += ms;
+    else others.set(name, ms);
+  }
+  const elementwise = [...others.values()].reduce((sum, v) => sum + v, 0) / calls;
   const blas = blasMs / calls;
   const copies = Math.max(0, productMs / calls - blas);
   const wallMs = wallTotal / calls;
@@ -86,7 +127,7 @@ export async function nativeBreakdown(call: () => void, rowMs: number, calls: nu
     copiesMs: copies,
     elementwiseMs: elementwise,
     dispatchMs: Math.max(0, wallMs - blas - copies - elementwise),
-    topKernels: [...perKernel.entries()].map(([name, ms]) => ({ name, ms: ms / calls })).sort((a, b) => b.ms - a.ms).slice(0, 4),
+    topKernels: [...others.entries()].map(([name, ms]) => ({ name, ms: ms / calls })).sort((x, y) => y.ms - x.ms).slice(0, 4),
   };
 }
 
@@ -105,12 +146,12 @@ export function breakdownTable(report: { breakdowns?: { label: string; breakdown
   if (breakdowns.length === 0) return [];
   return [
     '',
-    'Native rows that missed their one-thread target: where the wall time of profiled steps goes (same calls). BLAS: inside cblas_sgemm (timed around the',
-    "addon); other products: the rest of the product kernels (the addon's im2col and col2im, bias fill, copies, and cases handed to the",
-    "backend's own kernels); elementwise: every other kernel (tf.profile); dispatch: the remainder, tfjs's engine (op dispatch, the gradient tape,",
-    'tensor bookkeeping) and JS between ops.',
+    "Native rows that missed their one-thread target: where a step's wall time goes, every kernel timed by name in the same steps (two clock reads",
+    "around each kernel function, not tf.profile). BLAS: inside cblas_sgemm (timed around the addon); other products: the rest of the product kernels",
+    "(the addon's im2col and col2im, bias fill, copies, and cases handed to the backend's own kernels); elementwise: every other kernel; dispatch: the",
+    "remainder, tfjs's engine (op dispatch, the gradient tape, tensor bookkeeping) and JS between ops.",
     '',
-    '| row | wall ms, profiled | BLAS | other products | elementwise | dispatch | slowest other kernels (ms) |',
+    '| row | wall ms, kernels timed | BLAS | other products | elementwise | dispatch | slowest other kernels (ms) |',
     '|---|---|---|---|---|---|---|',
     ...breakdowns.map((b) => breakdownLine(b.label, b.breakdown)),
   ];

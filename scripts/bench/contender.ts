@@ -1,3 +1,5 @@
+import type { RoundMedians } from './everyCoreBreakdown';
+
 /** Something of ours timed in a bench row (scripts/bench/bench.ts): one call is one step or one window. */
 export interface Contender {
   label: string;
@@ -5,4 +7,8 @@ export interface Contender {
   threads: number;
   call(): void | Promise<void>;
   dispose(): void | Promise<void>;
+  /** A worker option's worker threads (everyCore.ts). */
+  workers?: number;
+  /** A worker option's round report over the windows it ran, as medians (everyCoreBreakdown.ts). */
+  rounds?(): RoundMedians | null;
 }

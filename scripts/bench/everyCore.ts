@@ -13,7 +13,9 @@ import * as tf from '@tensorflow/tfjs';
 import { setNativeThreads } from '../../src/backend/index';
 import { ParallelAccumulator } from '../../src/parallel/index';
 import type { LossSpec, TransferableTensor } from '../../src/parallel/index';
+import type { RoundReport } from '../../src/parallel/results';
 import type { Contender } from './contender';
+import { roundMedians } from './everyCoreBreakdown';
 import { fmt, Refusal, Report, Stats } from './benchReport';
 
 /** A way to use the cores: `workers` worker threads (0: the main thread alone), each with the BLAS at `blasThreads`. */
@@ -80,17 +82,25 @@ export async function everyCoreEntrants(args: EveryCoreArgs): Promise<(Contender
       out.push({ label, threads, refused: (error as Error).message });
       continue;
     }
+    const rounds: RoundReport[] = [];
     const window = async (): Promise<void> => {
       // OpenBLAS keeps one thread count per process: the main thread's options change it between
       // turns, so this one sets its workers' count back before each window.
       setNativeThreads(split.blasThreads);
       // The buffers are transferred to the workers: send copies.
-      for (const b of batches) await acc.step({ xs: { values: b.xs.values.slice(), shape: b.xs.shape }, ys: { values: b.ys.values.slice(), shape: b.ys.shape } });
+      for (const b of batches) {
+        const result = await acc.step({ xs: { values: b.xs.values.slice(), shape: b.xs.shape }, ys: { values: b.ys.values.slice(), shape: b.ys.shape } });
+        if (result.round) rounds.push(result.round);
+      }
     };
     for (let i = 0; i < args.warmup; i++) await window();
+    // Only the windows timed from here on are summarised.
+    rounds.length = 0;
     out.push({
       label,
       threads,
+      workers: split.workers,
+      rounds: () => roundMedians(rounds),
       call: window,
       dispose: async () => {
         await acc.dispose();
@@ -159,7 +169,9 @@ export function everyCoreTable(report: Report): string[] {
       lines.push(`| ${r.label} | ${o.label} | ${o.threads} | ${fmt(o.cores)} | ${fmt(o.cpuMs)} | ${cell} | ${o.ms === null ? '—' : fmt(o.ms / one)} | ${o.ms === null || torch === null ? '—' : fmt(o.ms / torch)} |`);
     });
     const best = winner(options);
-    if (best) verdicts.push(`${r.label}: ${best.label} wins (${fmt(best.ms)} ms, ${fmt((best.ms as number) / one)} x one thread${torch === null ? '' : `, ${fmt((best.ms as number) / torch)} x PyTorch at ${cores} threads`}).`);
+    const target = report.config.targets.ratioAll?.[r.id];
+    const verdict = (ratio: number): string => (target === undefined ? '' : `; target ≤ ${target} ${ratio <= target ? 'met' : 'missed'}`);
+    if (best) verdicts.push(`${r.label}: ${best.label} wins (${fmt(best.ms)} ms, ${fmt((best.ms as number) / one)} x one thread${torch === null ? '' : `, ${fmt((best.ms as number) / torch)} x PyTorch at ${cores} threads${verdict((best.ms as number) / torch)}`}).`);
   }
   lines.push('', ...verdicts);
   return lines;

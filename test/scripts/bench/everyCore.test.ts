@@ -30,6 +30,7 @@ function report(): Report {
   });
   return {
     cpus: { count: 2, model: 'test' },
+    config: { targets: { ratio: {}, ratioAll: {}, bookkeepingShare: {} }, accumulationSteps: 4, microBatchSize: 16 },
     rows: [
       row('mlp-64-native', undefined),
       row('mlp-window-4x16-native', [
@@ -60,6 +61,12 @@ test('everyCoreTable: ratios to one thread and to PyTorch at every core, the ref
   assert.ok(lines.includes('| mlp-window-4x16-native | ParallelAccumulator, 2 workers x 2 BLAS threads | 4 | — | — | refused: ParallelAccumulator: nativeThreads must be … | — | — |'));
   assert.ok(lines.includes('mlp-window-4x16-native: ParallelAccumulator, 2 workers x 1 BLAS thread wins (6.00 ms, 0.60 x one thread, 1.50 x PyTorch at 2 threads).'));
   assert.ok(!lines.some((l) => l.includes('mlp-64-native')), 'rows without worker options stay out');
+  // With an every-core target the verdict says whether the winner meets it.
+  for (const [target, verdict] of [[1.5, 'met'], [1.3, 'missed']] as const) {
+    const targeted = report();
+    targeted.config.targets.ratioAll = { 'mlp-window-4x16-native': target };
+    assert.ok(everyCoreTable(targeted).includes(`mlp-window-4x16-native: ParallelAccumulator, 2 workers x 1 BLAS thread wins (6.00 ms, 0.60 x one thread, 1.50 x PyTorch at 2 threads; target ≤ ${target} ${verdict}).`), `target ${target}`);
+  }
   const none = report();
   none.rows = none.rows.slice(0, 1);
   assert.deepEqual(everyCoreTable(none), [], 'no table without worker options');
