@@ -4,7 +4,7 @@
  *     npm run bench             # installs the PyTorch peer if missing, then a few minutes
  *     npm run bench -- --quick  # smoke run: short timings, SimpleNet and the MLP only
  *
- * Length: about 540 lines, because it is one straight-through program (config, rows, timing in turns, main);
+ * Length: about 590 lines, because it is one straight-through program (config, rows, timing in turns, main);
  * the peer, the thread readings, the native path's peak and breakdown, the every-core options and the
  * report tables are already in benchPeer/benchThreads/benchNative/everyCore/benchReport.
  *

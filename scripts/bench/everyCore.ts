@@ -12,8 +12,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { setNativeThreads } from '../../src/backend/index';
 import { ParallelAccumulator } from '../../src/parallel/index';
-import type { LossSpec, TransferableTensor } from '../../src/parallel/index';
-import type { RoundReport } from '../../src/parallel/results';
+import type { LossSpec, RoundReport, TransferableTensor } from '../../src/parallel/index';
 import type { Contender } from './contender';
 import { roundMedians } from './everyCoreBreakdown';
 import { fmt, Refusal, Report, Stats } from './benchReport';

@@ -5,18 +5,16 @@
  * - **A worker option** (ParallelAccumulator): the window, from the library's own round report
  *   (median over the timed windows): the busiest worker's compute, then what the main thread does
  *   alone (adding the sums, the update, sending the weights), and the rest (messages, waiting).
- *   Then a worker's micro-batch, profiled with benchNative's `nativeBreakdown` in bench worker
- *   threads running the workers' own code (breakdownWorker.ts): once alone, once as many at once
- *   as the option has workers, so that what the other cores cost each part shows.
+ *   Then a worker's micro-batch, timed part by part with benchNative's `nativeBreakdown` in bench
+ *   worker threads running the core's micro-step (breakdownWorker.ts): once alone, once as many
+ *   at once as the option has workers, so that what the other cores cost each part shows.
  * - **A main-thread option** (one thread, or the BLAS at every core): the window profiled with
  *   `nativeBreakdown` at that option's BLAS threads.
  */
 import { Worker } from 'node:worker_threads';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
-import type { LossSpec, TransferableTensor } from '../../src/parallel/index';
-import { readWeights, sharedFloat32, packedLayout } from '../../src/parallel/protocol';
-import type { RoundReport } from '../../src/parallel/results';
+import type { RoundReport, TransferableTensor } from '../../src/parallel/index';
 import type { StepBreakdown } from './benchNative';
 import type { BreakdownWorkerData } from './breakdownWorker';
 import { fmt } from './benchReport';
@@ -59,8 +57,8 @@ export interface ProfileWorkersArgs {
   model: tf.LayersModel;
   /** The micro-batches a worker computes, in turn. */
   microBatches: { xs: TransferableTensor; ys: TransferableTensor }[];
-  loss: LossSpec;
-  /** Bench workers profiled at once (the option's workers). */
+  loss: BreakdownWorkerData['loss'];
+  /** Bench workers timed at once (the option's workers). */
   workers: number;
   /** Profiled micro-batches per worker, after `warmup` untimed ones. */
   calls: number;
@@ -77,23 +75,16 @@ export interface WorkerProfiles {
 async function runWorkers(args: ProfileWorkersArgs, count: number): Promise<StepBreakdown[]> {
   const barrier = new SharedArrayBuffer(12);
   new Int32Array(barrier)[0] = count;
-  const layout = packedLayout(args.model.trainableWeights.map((w) => w.shape as number[]));
-  const weights = readWeights(args.model);
+  const weights = args.model.weights.map((w) => {
+    const v = w.read();
+    return { values: Float32Array.from(v.dataSync() as Float32Array), shape: [...v.shape] };
+  });
   const script = join(__dirname, 'breakdownWorker.ts');
   const runs = Array.from({ length: count }, () => {
     const data: BreakdownWorkerData = {
-      init: {
-        modelTopology: args.model.toJSON(null, false) as object,
-        weights,
-        loss: args.loss,
-        averaging: 'per-sample',
-        backend: 'native',
-        nativeThreads: 1,
-        modules: [],
-        weightBuffer: sharedFloat32(layout),
-        sumBuffer: sharedFloat32(layout),
-        lastBuffer: sharedFloat32(layout),
-      },
+      modelTopology: args.model.toJSON(null, false) as object,
+      weights,
+      loss: args.loss,
       microBatches: args.microBatches,
       warmup: args.warmup,
       calls: args.calls,
@@ -173,7 +164,8 @@ export function everyCoreBreakdownTable(report: { everyCoreBreakdowns?: EveryCor
         '|---|---|---|---|---|---|---|',
         `| ${fmt(b.windowMs)} | ${share(r.computeMs, b.windowMs)} | ${fmt(r.workerCpuMs)}, ${fmt(r.runQueueMs)} | ${share(r.reduceMs, b.windowMs)} | ${share(r.updateMs, b.windowMs)} | ${share(r.broadcastMs, b.windowMs)} | ${share(rest, b.windowMs)} |`,
         '',
-        "A worker's micro-batch: the workers' own code (Replica.addMicroBatch) in bench worker threads, alone and as many at once as the option has workers,",
+        "A worker's micro-batch: the core's micro-step (GradientAccumulator.step, whose microBatchGradients and addChecked a worker runs per micro-batch) on a",
+        'model rebuilt from its JSON in bench worker threads, alone and as many at once as the option has workers,',
         'timed, then timed again with every kernel timed by name (ms; shares of the latter). BLAS: inside cblas_sgemm; other products: im2col, col2im, copies;',
         "elementwise: every other kernel; dispatch: the rest, tfjs's engine and JS between ops.",
         '',
