@@ -19,10 +19,10 @@
  *      test:jupyter   every notebook through Debian's `jupyter nbconvert --execute` and tslab
  *      check:deno     `deno check` on every notebook's cells (Deno's kernel does not type-check)
  *      test:deno      every notebook through nbconvert under Deno, compared cell by cell with tslab
- *      test:classic   every notebook run by a reader in classic Notebook, in headless Chromium
  *      lane three:
  *      test:lab       every notebook of both editions read in JupyterLab (lab/'s app, installed and
  *                     built when stale) under tslab and under Deno
+ *      test:classic   every notebook run by a reader in classic Notebook, in headless Chromium
  *
  * The parts after test:unit reuse its build (`npm run build:if-stale`), and test:deno reuses
  * test:jupyter's tslab runs as its reference (test/helpers/tslabReference.ts), so no notebook is
@@ -44,15 +44,17 @@ const npmRun = (name: string, env?: Record<string, string>): Part => ({ name, co
  * each part starts its own servers on free ports, and kernels from temporary prefixes, and all
  * read the build test:unit wrote. A run with two lanes and test:lab after them (2026-12-02) kept
  * 1.34 cores busy on average over its 29.5 minutes (/usr/bin/time): the parts wait for pages,
- * servers and kernels much of the time, so test:lab joins them as a third lane.
+ * servers and kernels much of the time, so test:lab joins them as a third lane. With classic
+ * Notebook last in lane two (26 min 11 s), it ran alone for its last 190 s or so, lane three having
+ * ended about 420 s before the run did: it follows test:lab instead.
  */
 const STAGES: Stage[] = [
   [[{ name: 'systemDeps', command: ['bash', 'scripts/systemDeps.sh'] }, npmRun('native:build')]],
   [[npmRun('test:unit', { TFJS_ACCUMULATE_REQUIRE_NATIVE: '1' })]],
   [
     [npmRun('test:notebooks'), npmRun('test:site'), npmRun('test:browser'), npmRun('test:browser-lib')],
-    [npmRun('test:jupyter'), npmRun('check:deno'), npmRun('test:deno'), npmRun('test:classic')],
-    [npmRun('test:lab')],
+    [npmRun('test:jupyter'), npmRun('check:deno'), npmRun('test:deno')],
+    [npmRun('test:lab'), npmRun('test:classic')],
   ],
 ];
 
