@@ -1,5 +1,5 @@
 /**
- * `npm test`: every test of the project, each part timed, with a summary at the end. Three stages,
+ * `npm test`: every test of the project, each part timed, with a summary at the end. Four stages,
  * one after the other; the third runs three lanes side by side (see STAGES):
  *
  *   1. systemDeps     the Debian packages the later parts need (scripts/systemDeps.sh; installs
@@ -11,10 +11,7 @@
  *   3. lane one:
  *      test:notebooks the runner on every notebook (sources must be committed clean)
  *      test:site      the static site export of the executed notebooks
- *      test:browser   the site in headless Chromium (console errors, one chart per Plotly output,
- *                     axe-core in light and dark, phone layout, search, Lighthouse mobile scores)
- *      test:browser-lib the library in headless Chromium on WebGL, wasm and WebGPU (if usable),
- *                     and the site's "run it in your browser" blocks
+ *      test:classic   every notebook run by a reader in classic Notebook, in headless Chromium
  *      lane two:
  *      test:jupyter   every notebook through Debian's `jupyter nbconvert --execute` and tslab
  *      check:deno     `deno check` on every notebook's cells (Deno's kernel does not type-check)
@@ -22,7 +19,10 @@
  *      lane three:
  *      test:lab       every notebook of both editions read in JupyterLab (lab/'s app, installed and
  *                     built when stale) under tslab and under Deno
- *      test:classic   every notebook run by a reader in classic Notebook, in headless Chromium
+ *   4. test:browser   the site in headless Chromium (console errors, one chart per Plotly output,
+ *                     axe-core in light and dark, phone layout, search, Lighthouse mobile scores)
+ *      test:browser-lib the library in headless Chromium on WebGL, wasm and WebGPU (if usable),
+ *                     and the site's "run it in your browser" blocks
  *
  * The parts after test:unit reuse its build (`npm run build:if-stale`), and test:deno reuses
  * test:jupyter's tslab runs as its reference (test/helpers/tslabReference.ts), so no notebook is
@@ -40,22 +40,22 @@ const ROOT = path.resolve(__dirname, '..');
 const npmRun = (name: string, env?: Record<string, string>): Part => ({ name, command: ['npm', 'run', '--silent', name], ...(env ? { env } : {}) });
 
 /**
- * Stages in order; a stage's lanes side by side. The three lanes after test:unit share nothing:
- * each part starts its own servers on free ports, and kernels from temporary prefixes, and all
- * read the build test:unit wrote. A run with two lanes and test:lab after them (2026-12-02) kept
- * 1.34 cores busy on average over its 29.5 minutes (/usr/bin/time): the parts wait for pages,
- * servers and kernels much of the time, so test:lab joins them as a third lane. With classic
- * Notebook last in lane two (26 min 11 s), it ran alone for its last 190 s or so, lane three having
- * ended about 420 s before the run did: it follows test:lab instead.
+ * Stages in order; a stage's lanes side by side. The lanes of stage three share nothing: each
+ * part starts its own servers on free ports, and kernels from temporary prefixes, and all read
+ * the build test:unit wrote. Why lanes: the parts wait for pages, servers and kernels much of the
+ * time (in turn, a run kept 1.11 cores busy over 29 min 17 s; /usr/bin/time). The browser tests
+ * run alone afterwards: Lighthouse's performance score falls with the CPU others take (88 against
+ * the 90 it needs, on 02-model.html, when they ran beside the notebooks, 2026-12-02).
  */
 const STAGES: Stage[] = [
   [[{ name: 'systemDeps', command: ['bash', 'scripts/systemDeps.sh'] }, npmRun('native:build')]],
   [[npmRun('test:unit', { TFJS_ACCUMULATE_REQUIRE_NATIVE: '1' })]],
   [
-    [npmRun('test:notebooks'), npmRun('test:site'), npmRun('test:browser'), npmRun('test:browser-lib')],
+    [npmRun('test:notebooks'), npmRun('test:site'), npmRun('test:classic')],
     [npmRun('test:jupyter'), npmRun('check:deno'), npmRun('test:deno')],
-    [npmRun('test:lab'), npmRun('test:classic')],
+    [npmRun('test:lab')],
   ],
+  [[npmRun('test:browser'), npmRun('test:browser-lib')]],
 ];
 
 async function main(): Promise<void> {
