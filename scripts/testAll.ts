@@ -39,10 +39,11 @@ const npmRun = (name: string, env?: Record<string, string>): Part => ({ name, co
 /**
  * Stages in order; a stage's lanes side by side. Every part has a stage of its own for now. Lanes
  * took `.ci/run` from 29 min 31 s to 22-26 min (docs/testing.md), since the parts mostly wait for
- * pages, servers and kernels, but three runs of four each failed one test that load or a shared
- * machine breaks: chapter 8's transfer share (fixed), Lighthouse's performance score (88 against
- * 90), and a tslab kernel in JupyterLab whose port, picked free by Jupyter, was taken before it
- * bound it (EADDRINUSE). Lanes come back once kernels survive such a clash.
+ * pages, servers and kernels, but three of the four runs with lanes failed, each on what load
+ * breaks: measureParallelWindow's test and chapter 8's transfer share (both fixed), then in one
+ * run Lighthouse's performance score (88 against 90) and a tslab kernel in JupyterLab whose port,
+ * picked free by Jupyter, was taken before the kernel bound it (EADDRINUSE). Lanes come back once
+ * kernels survive such a clash.
  */
 const STAGES: Stage[] = [
   [[{ name: 'systemDeps', command: ['bash', 'scripts/systemDeps.sh'] }, npmRun('native:build')]],
