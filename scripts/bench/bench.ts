@@ -40,7 +40,7 @@ import { breakdownTable, nativeBreakdown, StepBreakdown } from './benchNative';
 import { busiestThreadNs, busyThreads, cpuPerWall, taskCpuNs } from './benchThreads';
 import type { Contender } from './contender';
 import { everyCoreEntrants, everyCoreTable, rowOptions, winner } from './everyCore';
-import { EveryCoreBreakdown, everyCoreBreakdownTable, profileWorkers } from './everyCoreBreakdown';
+import { EveryCoreBreakdown, everyCoreBreakdownTable, packed, profileWorkers } from './everyCoreBreakdown';
 
 type ModelName = 'simpleNet' | 'mlp' | 'cnn';
 const quick = process.argv.includes('--quick');
@@ -306,10 +306,10 @@ async function everyCoreBreakdowns(rowsDone: Report['rows']): Promise<EveryCoreB
     if (entry && !('refused' in entry) && entry.workers && entry.round) {
       const model = buildModel(name);
       const microBatches = Array.from({ length: k }, (_, i) => batchOf(name, b, 10 + i));
-      const packed = microBatches.map((m) => ({ xs: { values: Float32Array.from(m.xs.dataSync()), shape: [...m.xs.shape] }, ys: { values: Float32Array.from(m.ys.dataSync()), shape: [...m.ys.shape] } }));
+      const arrays = microBatches.map((m) => ({ xs: packed(m.xs), ys: packed(m.ys) }));
       tf.dispose(microBatches.flatMap((m) => [m.xs, m.ys]));
       try {
-        const workers = await profileWorkers({ model, microBatches: packed, loss: name === 'simpleNet' ? 'meanSquaredError' : 'softmaxCrossEntropy', workers: entry.workers, calls, warmup: quick ? 3 : 40 });
+        const workers = await profileWorkers({ model, microBatches: arrays, loss: name === 'simpleNet' ? 'meanSquaredError' : 'softmaxCrossEntropy', workers: entry.workers, calls, warmup: quick ? 3 : 40 });
         out.push({ ...base, round: entry.round, workers, perWorker: Math.ceil(k / entry.workers) });
       } finally {
         model.dispose();

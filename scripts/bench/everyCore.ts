@@ -14,7 +14,7 @@ import { setNativeThreads } from '../../src/backend/index';
 import { ParallelAccumulator } from '../../src/parallel/index';
 import type { LossSpec, RoundReport, TransferableTensor } from '../../src/parallel/index';
 import type { Contender } from './contender';
-import { roundMedians } from './everyCoreBreakdown';
+import { packed, roundMedians } from './everyCoreBreakdown';
 import { fmt, Refusal, Report, Stats } from './benchReport';
 
 /** A way to use the cores: `workers` worker threads (0: the main thread alone), each with the BLAS at `blasThreads`. */
@@ -110,9 +110,6 @@ export async function everyCoreEntrants(args: EveryCoreArgs): Promise<(Contender
   return out;
 }
 
-function packed(t: tf.Tensor): TransferableTensor {
-  return { values: Float32Array.from(t.dataSync() as Float32Array), shape: [...t.shape] };
-}
 
 /** One option of the table: its label, threads, median, fastest and slowest ms and cores used (null when refused). */
 export interface Option {

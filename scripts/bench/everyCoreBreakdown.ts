@@ -15,9 +15,15 @@ import { Worker } from 'node:worker_threads';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import type { RoundReport, TransferableTensor } from '../../src/parallel/index';
+import { median } from '../../src/tutorial/index';
 import type { StepBreakdown } from './benchNative';
 import type { BreakdownWorkerData } from './breakdownWorker';
 import { fmt } from './benchReport';
+
+/** A tensor's values and shape, copied out for a worker. */
+export function packed(t: tf.Tensor): TransferableTensor {
+  return { values: Float32Array.from(t.dataSync() as Float32Array), shape: [...t.shape] };
+}
 
 /** The library's round report of a worker option, medians over its timed windows (ms per window). */
 export interface RoundMedians {
@@ -36,19 +42,15 @@ export interface RoundMedians {
 /** Medians of `rounds` (one report per window). */
 export function roundMedians(rounds: RoundReport[]): RoundMedians | null {
   if (rounds.length === 0) return null;
-  const med = (xs: number[]): number => {
-    const s = [...xs].sort((a, b) => a - b);
-    return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-  };
   const busiest = rounds.map((r) => r.workers[r.timing.computeMs.indexOf(Math.max(...r.timing.computeMs))]);
   return {
     windows: rounds.length,
-    computeMs: med(rounds.map((r) => Math.max(...r.timing.computeMs))),
-    workerCpuMs: med(busiest.map((w) => w.cpuMs)),
-    runQueueMs: med(busiest.map((w) => w.runQueueMs)),
-    reduceMs: med(rounds.map((r) => r.timing.reduceMs)),
-    updateMs: med(rounds.map((r) => r.timing.updateMs)),
-    broadcastMs: med(rounds.map((r) => r.timing.broadcastMs)),
+    computeMs: median(rounds.map((r) => Math.max(...r.timing.computeMs))),
+    workerCpuMs: median(busiest.map((w) => w.cpuMs)),
+    runQueueMs: median(busiest.map((w) => w.runQueueMs)),
+    reduceMs: median(rounds.map((r) => r.timing.reduceMs)),
+    updateMs: median(rounds.map((r) => r.timing.updateMs)),
+    broadcastMs: median(rounds.map((r) => r.timing.broadcastMs)),
   };
 }
 
@@ -75,10 +77,7 @@ export interface WorkerProfiles {
 async function runWorkers(args: ProfileWorkersArgs, count: number): Promise<StepBreakdown[]> {
   const barrier = new SharedArrayBuffer(12);
   new Int32Array(barrier)[0] = count;
-  const weights = args.model.weights.map((w) => {
-    const v = w.read();
-    return { values: Float32Array.from(v.dataSync() as Float32Array), shape: [...v.shape] };
-  });
+  const weights = args.model.weights.map((w) => packed(w.read()));
   const script = join(__dirname, 'breakdownWorker.ts');
   const runs = Array.from({ length: count }, () => {
     const data: BreakdownWorkerData = {
