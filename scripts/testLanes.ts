@@ -37,6 +37,8 @@ export interface PartResult {
   /** Tests counted by Node's test runner in this part; a part without tests counts as one. */
   passed: number;
   failed: number;
+  /** The test runner's "failing tests" report of this part, without stack frames (see failureReport). */
+  failures: string[];
 }
 
 /** Options of {@link runStages}. */
@@ -52,6 +54,24 @@ export function counts(output: string): { passed: number; failed: number } | und
   const sum = (word: string): number => [...output.matchAll(new RegExp(`^(?:ℹ|#) ${word} (\\d+)$`, 'gm'))].reduce((s, m) => s + Number(m[1]), 0);
   const found = /^(?:ℹ|#) tests \d+$/m.test(output);
   return found ? { passed: sum('pass'), failed: sum('fail') + sum('cancelled') } : undefined;
+}
+
+/** The most lines of one part's failure report kept for the summary. */
+export const MAX_FAILURE_LINES = 80;
+
+/**
+ * The spec reporter's last "✖ failing tests:" section of `output`, without stack frames ("at …"
+ * lines) and blank lines, at most MAX_FAILURE_LINES lines; empty when there is none. A long run's
+ * log is often read from its end only, and this section is what says why a test failed.
+ */
+export function failureReport(output: string): string[] {
+  const start = output.lastIndexOf('\n✖ failing tests:');
+  if (start < 0) return [];
+  const lines = output
+    .slice(start + 1)
+    .split('\n')
+    .filter((l) => l.trim() !== '' && !/^\s+at /.test(l));
+  return lines.length > MAX_FAILURE_LINES ? [...lines.slice(0, MAX_FAILURE_LINES), `… ${lines.length - MAX_FAILURE_LINES} more lines in the part's output above`] : lines;
 }
 
 /**
@@ -116,7 +136,7 @@ function runPart(part: Part, args: Required<RunStagesArgs>, prefixed: boolean): 
       const cpu = cpuSeconds === null ? '' : `, ${cpuSeconds.toFixed(1)} s of CPU`;
       out.push(`\n===== ${part.name}: ${ok ? 'ok' : `FAILED (exit ${code})`} in ${seconds.toFixed(1)} s${cpu}\n`);
       out.end();
-      resolve({ name: part.name, ok, code, seconds, cpuSeconds, passed: c?.passed ?? (ok ? 1 : 0), failed: c ? Math.max(c.failed, ok ? 0 : 1) : ok ? 0 : 1 });
+      resolve({ name: part.name, ok, code, seconds, cpuSeconds, passed: c?.passed ?? (ok ? 1 : 0), failed: c ? Math.max(c.failed, ok ? 0 : 1) : ok ? 0 : 1, failures: failureReport(output) });
     };
     const command = withTimes(part.command);
     const child = spawn(command[0], command.slice(1), { cwd: args.cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...(part.env ?? {}), TIMES_FILE: timesFile } });

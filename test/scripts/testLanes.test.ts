@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { childCpuSeconds, counts, lineWriter, runStages, type Part } from '../../scripts/testLanes';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { childCpuSeconds, counts, failureReport, lineWriter, MAX_FAILURE_LINES, runStages, type Part } from '../../scripts/testLanes';
 
 // A part that prints its name with start and end times (ms since the epoch), after `ms` of sleep.
 const timed = (name: string, ms: number, code = 0): Part => ({
@@ -56,6 +59,26 @@ describe('npm test lanes (scripts/testLanes.ts)', () => {
   it('reads the test runner totals, and nothing from output without them', () => {
     assert.deepEqual(counts('ℹ tests 5\nℹ pass 4\nℹ fail 1\nℹ cancelled 0\n# tests 2\n# pass 2\n# fail 0\n'), { passed: 6, failed: 1 });
     assert.equal(counts('pass 3\nall good\n'), undefined);
+  });
+
+  it("keeps the test runner's failing-tests report of a part, without stack frames, and none of a passing part", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lanes-failures-'));
+    try {
+      const file = path.join(dir, 'two.test.mjs');
+      fs.writeFileSync(file, "import { it } from 'node:test';\nimport assert from 'node:assert/strict';\nit('passes', () => {});\nit('fails on purpose', () => assert.equal(1, 2, 'one is not two'));\n");
+      // Without NODE_TEST_CONTEXT, which this runner sets and which would make the child report to it in TAP.
+      const run = (only: string): Part => ({ name: only, command: ['env', '-u', 'NODE_TEST_CONTEXT', process.execPath, '--test', '--test-reporter=spec', `--test-name-pattern=${only}`, file] });
+      const [bad, good] = await runStages([[[run('fails on purpose')], [run('passes')]]], { cwd: dir, write: () => {} });
+      assert.equal(bad.failures[0], '✖ failing tests:', bad.failures.join('\n'));
+      assert.ok(bad.failures.some((l) => l.includes('✖ fails on purpose')) && bad.failures.some((l) => l.includes('one is not two')), bad.failures.join('\n'));
+      assert.ok(bad.failures.every((l) => !/^\s+at /.test(l)), 'stack frames are left out');
+      assert.deepEqual(good.failures, []);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+    const long = failureReport(`ok\n✖ failing tests:\n${Array.from({ length: 200 }, (_, i) => `line ${i}`).join('\n')}\n`);
+    assert.equal(long.length, MAX_FAILURE_LINES + 1);
+    assert.match(long[MAX_FAILURE_LINES], /^… 121 more lines/, "the header and 200 lines, 80 kept");
   });
 
   it('splits chunks into whole lines', () => {
