@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { exportSite } from '../../scripts/site/exportSite';
 
 // The same figure in every front end (docs/notebooks.md, "Charts in each front end"): a chart
@@ -58,8 +58,17 @@ export async function shootFigure(page: Page, args: { label: string; chart: stri
     window.dispatchEvent(new Event('resize'));
   }, COMMON_WIDTH);
   await page.waitForFunction(({ sel, width }) => Math.abs((document.querySelector(sel)?.querySelector('.main-svg')?.getBoundingClientRect().width ?? 0) - width) < 0.5, { sel: args.chart, width: COMMON_WIDTH });
-  await page.waitForTimeout(100);
-  const marks = await gd.evaluate((node) => {
+  const { png, points } = await settledShot(page, gd);
+  const colors = await pixelColors(page, png, [{ x: 4, y: 4 }, ...points]);
+  return { label: args.label, ...natural, background: colors[0], traceColors: colors.slice(1), png };
+}
+
+/** The most screenshots taken while waiting for a chart to stop changing. */
+const MAX_SHOTS = 8;
+
+/** The chart's box on the page and its first marker per trace, relative to the box, measured now. */
+const measureMarks = (gd: Locator) =>
+  gd.evaluate((node) => {
     const box = node.querySelector('.main-svg')!.getBoundingClientRect();
     const points = Array.from(node.querySelectorAll('.scatterlayer .trace')).map((trace) => {
       const r = trace.querySelector('.point')!.getBoundingClientRect();
@@ -67,9 +76,23 @@ export async function shootFigure(page: Page, args: { label: string; chart: stri
     });
     return { box: { x: box.x + window.scrollX, y: box.y + window.scrollY, width: box.width, height: box.height }, points };
   });
-  const png = await page.screenshot({ clip: marks.box, fullPage: true, animations: 'disabled', caret: 'hide' });
-  const colors = await pixelColors(page, png, [{ x: 4, y: 4 }, ...marks.points]);
-  return { label: args.label, ...natural, background: colors[0], traceColors: colors.slice(1), png };
+
+/**
+ * A screenshot of the chart `gd` once two taken in a row are identical, each of the box measured
+ * just before it: on a loaded machine plotly.js may still be redrawing after the resize, or the
+ * page may scroll (classic Notebook scrolls its own container after a load), and a half-drawn or
+ * shifted chart would fail the comparison for a reason that is not the figure's.
+ */
+async function settledShot(page: Page, gd: Locator): Promise<{ png: Buffer; points: { x: number; y: number }[] }> {
+  let last: Buffer | undefined;
+  for (let i = 0; i < MAX_SHOTS; i++) {
+    if (i > 0) await page.waitForTimeout(150);
+    const marks = await measureMarks(gd);
+    const png = await page.screenshot({ clip: marks.box, fullPage: true, animations: 'disabled', caret: 'hide' });
+    if (last?.equals(png)) return { png, points: marks.points };
+    last = png;
+  }
+  throw new Error(`the chart was still changing after ${MAX_SHOTS} screenshots, 150 ms apart`);
 }
 
 // Installed in the page as a string: tsx names the functions of a callback given to evaluate
@@ -147,6 +170,7 @@ export const MAX_DIFFERING = 0.005;
  * from pixelDifference).
  */
 export function compareShots(reference: FigureShot, candidate: FigureShot, differing: number): string[] {
+  const size = (s: FigureShot): string => `${s.png.readUInt32BE(16)}x${s.png.readUInt32BE(20)}`;
   const problems: string[] = [];
   const [r, c] = [reference, candidate];
   if (Math.abs(r.height - c.height) > 1) problems.push(`height: ${c.label} ${c.height} px, ${r.label} ${r.height} px`);
@@ -156,6 +180,7 @@ export function compareShots(reference: FigureShot, candidate: FigureShot, diffe
   if (JSON.stringify(r.fonts) !== JSON.stringify(c.fonts)) problems.push(`fonts: ${c.label} ${JSON.stringify(c.fonts)}, ${r.label} ${JSON.stringify(r.fonts)}`);
   if (r.background !== c.background) problems.push(`background: ${c.label} ${c.background}, ${r.label} ${r.background}`);
   if (JSON.stringify(r.traceColors) !== JSON.stringify(c.traceColors)) problems.push(`trace colours: ${c.label} ${c.traceColors.join(' ')}, ${r.label} ${r.traceColors.join(' ')}`);
+  if (size(r) !== size(c)) problems.push(`screenshots: ${c.label} ${size(c)} px, ${r.label} ${size(r)} px`);
   if (differing > MAX_DIFFERING) problems.push(`pixels: ${(differing * 100).toFixed(2)}% differ at ${COMMON_WIDTH} px wide (at most ${MAX_DIFFERING * 100}%)`);
   return problems;
 }
