@@ -6,7 +6,27 @@ import { GroupNormalization, groupNorm, groupNormalization } from '../../../src/
 import { assertNoLeak, assertThrowsMentioning } from '../../helpers';
 import { assertClose, groupNormReference, perturbWeights, sampleInput, saveAndLoad } from '../../helpers/norm';
 
+/** How many kernels one forward and backward pass of `f` (of a [2, channels] input) runs. */
+async function kernelsOfGradient(f: (x: tf.Tensor) => tf.Tensor, channels: number): Promise<number> {
+  const x = sampleInput([2, channels]);
+  const info = await tf.profile(() => tf.grad((t: tf.Tensor) => tf.sum(tf.square(f(t))))(x));
+  x.dispose();
+  (info.result as tf.Tensor).dispose();
+  return info.kernels.length;
+}
+
 describe('groupNorm (pure function)', () => {
+  test('runs as many kernels forward and backward for 256 channels in one group as for 8: its statistics broadcast, never tile', async () => {
+    const layerNorm = (x: tf.Tensor) => groupNorm(x, null, null, 1, 1e-5);
+    const [narrow, wide] = [await kernelsOfGradient(layerNorm, 8), await kernelsOfGradient(layerNorm, 256)];
+    assert.equal(wide, narrow, `kernels for 8 channels ${narrow}, for 256 ${wide}`);
+    // The check can fail: tf.tile's gradient runs a slice and an add per repeat, so a function
+    // that tiles a statistic to the features' width runs more kernels the wider they are.
+    const tiled = (x: tf.Tensor) => tf.mul(x, tf.tile(tf.sum(x, 1, true), [1, x.shape[1]!]));
+    const [tiledNarrow, tiledWide] = [await kernelsOfGradient(tiled, 8), await kernelsOfGradient(tiled, 256)];
+    assert.ok(tiledWide > tiledNarrow + 200, `tiled: kernels for 8 channels ${tiledNarrow}, for 256 ${tiledWide}`);
+  });
+
   test('matches a float64 reference written from the definition to 1e-5', () => {
     const shape = [2, 3, 2, 4];
     const x = sampleInput(shape);
