@@ -114,7 +114,17 @@ describe('mlp', () => {
     assert.deepEqual([model.layers[1].outputShape, model.layers[4].outputShape, model.outputs[0].shape], [[null, 256], [null, 256], [null, 10]]);
     model.dispose();
     const layerNorm = mlp({ normalization: 'layer' });
-    assert.equal(layerNorm.layers[2].getClassName(), 'LayerNormalization', 'dense features use tfjs\'s own layer normalization');
+    const norm = layerNorm.layers[2] as GroupNormalization;
+    assert.equal(norm.getClassName(), 'GroupNormalization', 'LayerNorm is GroupNorm with one group, without tf.layers.layerNormalization\'s tiles');
+    assert.equal(norm.groups, 1);
+    // The same function as tfjs's own LayerNormalization of the same features, to float rounding.
+    const reference = tf.layers.layerNormalization({ epsilon: 1e-5 });
+    const [ours, theirs] = tf.tidy(() => {
+      const x = tf.randomNormal([3, 256], 2, 3, 'float32', 5);
+      return [norm.apply(x) as tf.Tensor, reference.apply(x) as tf.Tensor].map((t) => Array.from(t.dataSync()));
+    });
+    reference.dispose();
+    assert.ok(ours.every((v, i) => Math.abs(v - theirs[i]) < 1e-5), 'matches tf.layers.layerNormalization');
     layerNorm.dispose();
     const none = mlp({ normalization: 'none' });
     assert.deepEqual(classNames(none), ['Flatten', 'Dense', 'Activation', 'Dense', 'Activation', 'Dense']);

@@ -58,7 +58,7 @@ export interface NormExperimentArgs {
 export type NormExperimentConfig = Omit<Required<NormExperimentArgs>, 'data' | 'onProgress'>;
 
 /**
- * Named sizes. `"tiny"`: seconds, for tests. `"quick"`: about half a minute with fast kernels,
+ * Named sizes. `"tiny"`: seconds, for tests. `"quick"`: 10-16 s for the MLP on wasm here,
  * one seed, for notebooks. `"default"` (the defaults of {@link NormExperimentArgs}): a few
  * minutes with fast kernels on 2 cores. `"large"`: the whole training split, three seeds (tens
  * of minutes).
