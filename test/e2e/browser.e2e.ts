@@ -9,7 +9,7 @@ import { exportSite } from '../../scripts/site/exportSite';
 import { runNotebook } from '../../scripts/notebooks/runner';
 import type { Notebook } from '../../scripts/notebooks/nbformat';
 import { PLOTLY_MIME } from '../../src/tutorial/index';
-import { launch, open, serve } from '../helpers/site';
+import { checkEach, launch, open, serve } from '../helpers/site';
 
 // Opens the exported site in real headless Chromium (Debian's /usr/bin/chromium, driven by
 // playwright-core), over file:// and over a loopback HTTP server. Every page must load without a
@@ -86,14 +86,14 @@ describe('the exported site in Chromium', () => {
     it(`loads every page over ${protocol}:// without errors and draws one chart per Plotly output`, async () => {
       assert.ok(pages.length > 1, `no pages in ${path.relative(ROOT, SITE)}`);
       const base = protocol === 'file' ? pathToFileURL(SITE + path.sep).href : await serveHere(SITE);
-      for (const name of pages) {
+      await checkEach(pages, async (name) => {
         const notebook = path.join(EXECUTED, name.replace(/\.html$/, '.ipynb'));
         const expected = name === 'index.html' || name === 'search.html' ? 0 : plotlyOutputs(notebook);
         const v = await visit(new URL(name, base).href, expected);
         await v.page.close();
         assert.deepEqual(v.problems, [], `${name} over ${protocol}://`);
         assert.equal(v.charts, expected, `${name} over ${protocol}:// draws ${v.charts} Plotly charts for ${expected} Plotly outputs`);
-      }
+      });
     });
   }
 });

@@ -10,7 +10,7 @@ import { cellSource, type Notebook } from '../../scripts/notebooks/nbformat';
 import { BUNDLE_TRACE_TYPES } from '../../scripts/site/plotlyBundle';
 import { cellView } from '../../scripts/site/cellTags';
 import { HOSTILE, writeHostileNotebooks } from '../fixtures/hostileNotebooks';
-import { axeViolations, launch, open, serve } from '../helpers/site';
+import { axeViolations, checkEach, launch, open, serve } from '../helpers/site';
 
 // The site as a reader meets it, in Debian's Chromium: accessibility (axe-core, light and dark),
 // a phone's width, search from file://, the theme toggle, print, and hostile notebooks. Runs on
@@ -56,7 +56,7 @@ describe('every page at 390×844, with its charts drawn', () => {
   for (const protocol of ['file', 'http'] as const) {
     it(`has no axe-core violation in light and dark, no sideways scroll, and charts inside the viewport (${protocol}://)`, async () => {
       const base = protocol === 'file' ? fileBase : http.url;
-      for (const name of pages) {
+      await checkEach(pages, async (name) => {
         const { page, problems } = await open(context, new URL(name, base).href);
         await drawCharts(page);
         assert.deepEqual(problems, [], `${name}: errors`);
@@ -81,7 +81,7 @@ describe('every page at 390×844, with its charts drawn', () => {
           assert.deepEqual(await axeViolations(page), [], `${name} (${scheme}, ${protocol}://): axe-core violations`);
         }
         await page.close();
-      }
+      });
     });
   }
 
@@ -103,7 +103,7 @@ describe('every page at 390×844, with its charts drawn', () => {
 
   it('fits 320 and 430 px too, with the header on one line', async () => {
     for (const width of [320, 430]) {
-      for (const name of pages) {
+      await checkEach(pages, async (name) => {
         const { page } = await open(context, new URL(name, fileBase).href);
         await page.setViewportSize({ width, height: 800 });
         const m = await page.evaluate(() => {
@@ -115,7 +115,7 @@ describe('every page at 390×844, with its charts drawn', () => {
         assert.equal(m.scrollWidth, width, `${name} at ${width} px`);
         assert.equal(m.lines, 1, `${name} at ${width} px: the header's items sit on one line`);
         await page.close();
-      }
+      });
     }
   });
 

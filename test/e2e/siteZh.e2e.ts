@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
 import { cellSource, type Notebook } from '../../scripts/notebooks/nbformat';
-import { launch, open } from '../helpers/site';
+import { checkEach, launch, open } from '../helpers/site';
 import { missingChapterLinks } from '../helpers/chapterLinks';
 
 // The site's two editions in Debian's Chromium, over file://: the language links (both ways, on
@@ -46,7 +46,7 @@ function twinOf(rel: string): string {
 describe('language links', () => {
   it('every page links to its twin in the other language (hreflang in the head and in the header), and a click lands there', async () => {
     assert.ok(zh.length >= 3 && en.length >= 3);
-    for (const rel of [...en, ...zh]) {
+    await checkEach([...en, ...zh], async (rel) => {
       const { page, problems } = await open(context, fileUrl(rel));
       const target = twinOf(rel);
       const lang = rel.startsWith('zh/') ? 'zh-CN' : 'en';
@@ -64,7 +64,7 @@ describe('language links', () => {
       assert.equal(await page.evaluate(() => document.documentElement.lang), other, `${rel} → ${target}`);
       assert.deepEqual(problems, [], rel);
       await page.close();
-    }
+    });
   });
 
   it('comes back: from a twin, the link leads to the page it came from', async () => {
@@ -104,7 +104,7 @@ describe('chapter navigation, in both editions', () => {
   for (const [width, where] of [[1280, '.chapter-nav'], [390, '.chapter-menu-list']] as const) {
     it(`shows every chapter at ${width} px (${where}), the current one marked`, async () => {
       for (const chapters of editions) {
-        for (const rel of chapters) {
+        await checkEach(chapters, async (rel) => {
           const { page, problems } = await open(context, fileUrl(rel));
           await page.setViewportSize({ width, height: 800 });
           if (width < 992) await page.click('.chapter-menu > summary');
@@ -122,7 +122,7 @@ describe('chapter navigation, in both editions', () => {
           assert.equal(await page.locator(other).evaluate((e) => getComputedStyle(e).display), 'none', `${rel}: ${other} hidden at ${width} px`);
           assert.deepEqual(problems, [], rel);
           await page.close();
-        }
+        });
       }
     });
   }

@@ -78,3 +78,31 @@ export async function axeViolations(page: Page): Promise<string[]> {
   });
   return violations.map((v) => `${v.id} (${v.impact}, ${v.count}×): ${v.targets.join(' | ')}`);
 }
+
+/**
+ * Pages open at once in the site's loops over every page: each page has its own renderer
+ * process, and pages that are laid out, drawn and checked by axe-core one after the other kept
+ * one of CI's two cores idle (test:browser: 342 s of wall time, 148 s of CPU).
+ */
+export const PAGES_AT_ONCE = 2;
+
+/**
+ * Runs `check` on every item, at most `atOnce` at a time, and fails with the first error once
+ * the checks already started have settled (so no page is left half-checked behind the failure).
+ */
+export async function checkEach<T>(items: readonly T[], check: (item: T) => Promise<void>, atOnce = PAGES_AT_ONCE): Promise<void> {
+  let next = 0;
+  const errors: unknown[] = [];
+  const lane = async (): Promise<void> => {
+    while (next < items.length && errors.length === 0) {
+      const item = items[next++];
+      try {
+        await check(item);
+      } catch (e) {
+        errors.push(e);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(atOnce, items.length)) }, lane));
+  if (errors.length > 0) throw errors[0];
+}
