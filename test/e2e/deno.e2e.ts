@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { cellOutputs, findLosses, formattingDifferences } from '../../scripts/deno/compareOutputs';
 import { findNotebooks, NOTEBOOKS_DIR, readNotebook, type NotebookJson } from '../../scripts/deno/notebooks';
 import { isolatedJupyterEnv } from '../helpers/jupyter';
+import { inSlots, NOTEBOOK_SLOTS, Slots } from '../helpers/notebookSlots';
 import { loadTslabReference } from '../helpers/tslabReference';
 
 // Executes every notebook under notebooks/ (any depth: the English chapters and notebooks/zh/)
@@ -175,26 +176,30 @@ describe('jupyter nbconvert --execute with the deno kernel', () => {
       assert.fail(`no notebooks under ${path.relative(ROOT, NOTEBOOKS) || NOTEBOOKS}/ to execute`);
     });
   }
-  for (const file of notebooks) {
-    const name = path.relative(ROOT, file);
-    it(`executes ${name} under Deno, and no cell shows less than under tslab`, async (t) => {
-      let start = performance.now();
-      const deno = await nbconvert('deno', file);
-      const denoSeconds = (performance.now() - start) / 1000;
-      if (deno.status !== 0) assert.fail(`${name} under Deno: ${deno.error}`);
-      start = performance.now();
-      // test:jupyter's run of the same notebook and build, when npm test ran it just before.
-      const kept = loadTslabReference(file);
-      const tslab = kept ? { status: 0, nb: kept, error: '' } : await nbconvert('tslab', file);
-      t.diagnostic(`nbconvert: Deno ${denoSeconds.toFixed(1)} s, tslab ${kept ? "test:jupyter's run, reused" : `${((performance.now() - start) / 1000).toFixed(1)} s`}`);
-      if (tslab.status !== 0) assert.fail(`${name} under tslab: ${tslab.error}`);
-      assert.deepEqual(findLosses(tslab.nb!, deno.nb!), [], `${name}: cells that showed less under Deno than under tslab`);
-      // Not a failure: what docs/deno.md's table of formatting differences is made of.
-      for (const difference of formattingDifferences(tslab.nb!, deno.nb!)) t.diagnostic(difference);
-      // describeEnvironment, wherever a notebook prints it, names Deno and its own version.
-      for (const line of cellOutputs(deno.nb!).flatMap((c) => c.stdout).filter((l) => l.startsWith('runtime: '))) {
-        assert.match(line, /^runtime: Deno \d+\.\d+\.\d+ \(Node compatibility [\d.]+\) on /);
-      }
-    });
-  }
+  // Two notebooks at a time, one that measures time alone (test/helpers/notebookSlots.ts).
+  const slots = new Slots(NOTEBOOK_SLOTS);
+  describe('every notebook, two at a time', { concurrency: true }, () => {
+    for (const file of notebooks) {
+      const name = path.relative(ROOT, file);
+      it(`executes ${name} under Deno, and no cell shows less than under tslab`, (t) => inSlots(slots, file, async () => {
+        let start = performance.now();
+        const deno = await nbconvert('deno', file);
+        const denoSeconds = (performance.now() - start) / 1000;
+        if (deno.status !== 0) assert.fail(`${name} under Deno: ${deno.error}`);
+        start = performance.now();
+        // test:jupyter's run of the same notebook and build, when npm test ran it just before.
+        const kept = loadTslabReference(file);
+        const tslab = kept ? { status: 0, nb: kept, error: '' } : await nbconvert('tslab', file);
+        t.diagnostic(`nbconvert: Deno ${denoSeconds.toFixed(1)} s, tslab ${kept ? "test:jupyter's run, reused" : `${((performance.now() - start) / 1000).toFixed(1)} s`}`);
+        if (tslab.status !== 0) assert.fail(`${name} under tslab: ${tslab.error}`);
+        assert.deepEqual(findLosses(tslab.nb!, deno.nb!), [], `${name}: cells that showed less under Deno than under tslab`);
+        // Not a failure: what docs/deno.md's table of formatting differences is made of.
+        for (const difference of formattingDifferences(tslab.nb!, deno.nb!)) t.diagnostic(difference);
+        // describeEnvironment, wherever a notebook prints it, names Deno and its own version.
+        for (const line of cellOutputs(deno.nb!).flatMap((c) => c.stdout).filter((l) => l.startsWith('runtime: '))) {
+          assert.match(line, /^runtime: Deno \d+\.\d+\.\d+ \(Node compatibility [\d.]+\) on /);
+        }
+      }));
+    }
+  });
 });

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { PLOTLY_MIME } from '../../src/tutorial/index';
 import { isolatedJupyterEnv } from '../helpers/jupyter';
+import { inSlots, NOTEBOOK_SLOTS, Slots } from '../helpers/notebookSlots';
 import { saveTslabReference } from '../helpers/tslabReference';
 
 // Executes every notebook with Debian's real Jupyter: `jupyter nbconvert --execute --to notebook`
@@ -28,14 +29,24 @@ function installKernel(): { status: number | null; output: string; kernelJson: {
   return { status: r.status, output: r.stdout + r.stderr, kernelJson: fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : undefined };
 }
 
+/** Runs a command to its end without blocking the event loop, so that two can run at once. */
+function run(command: string, args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 30 * 60_000 });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', (e) => resolve({ status: null, stdout, stderr: `${stderr}${e.message}\n` }));
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
 /** Runs nbconvert on one notebook; on failure, `error` is what the failing cell printed. */
-function nbconvert(notebook: string): { status: number | null; outFile: string; error: string; output: string } {
-  const outDir = path.join(tmp, 'out');
-  const r = spawnSync(
-    PYTHON,
-    ['-m', 'nbconvert', '--execute', '--to', 'notebook', `--config=${path.join(ROOT, 'scripts', 'notebooks', 'nbconvert_config.py')}`, `--output-dir=${outDir}`, `--ExecutePreprocessor.timeout=${CELL_TIMEOUT}`, notebook],
-    { cwd: ROOT, env, encoding: 'utf8', timeout: 30 * 60_000 },
-  );
+async function nbconvert(notebook: string): Promise<{ status: number | null; outFile: string; error: string; output: string }> {
+  // One folder per notebook and edition: runs side by side must not write one file.
+  const outDir = path.join(tmp, 'out', path.basename(path.dirname(notebook)));
+  const r = await run(PYTHON, ['-m', 'nbconvert', '--execute', '--to', 'notebook', `--config=${path.join(ROOT, 'scripts', 'notebooks', 'nbconvert_config.py')}`, `--output-dir=${outDir}`, `--ExecutePreprocessor.timeout=${CELL_TIMEOUT}`, notebook]);
   const output = `${r.stdout}${r.stderr}`;
   // scripts/notebooks/nbconvert_config.py prints "cell N ('first line') failed:" and the cell's stderr.
   const error = /^(cell \d+ .* failed:\n[\s\S]*?)(?=^Traceback|$(?![\s\S]))/m.exec(r.stderr)?.[1]?.trim() ?? output.trim().split('\n').slice(-15).join('\n');
@@ -67,8 +78,8 @@ describe('jupyter nbconvert --execute with the tslab kernel', () => {
     assert.equal(installKernel().status, 0);
   });
 
-  it('runs the passing fixture, and showFigure reaches Jupyter as one bundle of three MIME types', () => {
-    const r = nbconvert(path.join(FIXTURES, 'passing.ipynb'));
+  it('runs the passing fixture, and showFigure reaches Jupyter as one bundle of three MIME types', async () => {
+    const r = await nbconvert(path.join(FIXTURES, 'passing.ipynb'));
     assert.equal(r.status, 0, r.error);
     const nb = JSON.parse(fs.readFileSync(r.outFile, 'utf8')) as { cells: { cell_type: string; outputs?: { output_type: string; data?: Record<string, unknown> }[] }[] };
     const displays = nb.cells.flatMap((c) => c.outputs ?? []).filter((o) => o.output_type === 'display_data');
@@ -77,8 +88,8 @@ describe('jupyter nbconvert --execute with the tslab kernel', () => {
     assert.deepEqual(Object.keys(chart.data!).sort(), [PLOTLY_MIME, 'text/html', 'text/plain'].sort());
   });
 
-  it('fails on a runtime error and reports the cell with its error text', () => {
-    const r = nbconvert(path.join(FIXTURES, 'runtime-error.ipynb'));
+  it('fails on a runtime error and reports the cell with its error text', async () => {
+    const r = await nbconvert(path.join(FIXTURES, 'runtime-error.ipynb'));
     assert.notEqual(r.status, 0);
     assert.match(r.error, /^cell 3 \('\/\/ The runner must name this cell and print the full error\.'\) failed:\n/);
     assert.match(r.error, /RangeError: microBatchSize 16 is too large for this fixture/);
@@ -93,11 +104,17 @@ describe('jupyter nbconvert --execute with the tslab kernel', () => {
       assert.fail(`no notebooks in ${path.relative(ROOT, NOTEBOOKS) || NOTEBOOKS}/ to execute`);
     });
   }
-  for (const name of notebooks) {
-    it(`executes ${path.relative(ROOT, NOTEBOOKS)}/${name}`, () => {
-      const r = nbconvert(path.join(NOTEBOOKS, name));
-      if (r.status !== 0) assert.fail(`${name}: ${r.error}`);
-      saveTslabReference(path.join(NOTEBOOKS, name), r.outFile);
-    });
-  }
+  // Two notebooks at a time, one that measures time alone (test/helpers/notebookSlots.ts).
+  const slots = new Slots(NOTEBOOK_SLOTS);
+  describe('every notebook, two at a time', { concurrency: true }, () => {
+    for (const name of notebooks) {
+      const file = path.join(NOTEBOOKS, name);
+      it(`executes ${path.relative(ROOT, NOTEBOOKS)}/${name}`, () =>
+        inSlots(slots, file, async () => {
+          const r = await nbconvert(file);
+          if (r.status !== 0) assert.fail(`${name}: ${r.error}`);
+          saveTslabReference(file, r.outFile);
+        }));
+    }
+  });
 });
