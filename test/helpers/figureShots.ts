@@ -66,9 +66,15 @@ export async function shootFigure(page: Page, args: { label: string; chart: stri
 /** The most screenshots taken while waiting for a chart to stop changing. */
 const MAX_SHOTS = 8;
 
-/** The chart's box on the page and its first marker per trace, relative to the box, measured now. */
+/**
+ * The chart's box on the page and its first marker per trace, relative to the box, measured now,
+ * with the chart scrolled to the middle of the window first: a screenshot is cut at the window's
+ * edge where the page scrolls inside an element (classic Notebook's #site), and a chart left
+ * partly below it came out 800 x 395 instead of 800 x 420.
+ */
 const measureMarks = (gd: Locator) =>
   gd.evaluate((node) => {
+    node.scrollIntoView({ block: 'center', inline: 'nearest' });
     const box = node.querySelector('.main-svg')!.getBoundingClientRect();
     const points = Array.from(node.querySelectorAll('.scatterlayer .trace')).map((trace) => {
       const r = trace.querySelector('.point')!.getBoundingClientRect();
