@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { compareShots, pixelDifference, shootFigure, siteFigure } from '../helpers/figureShots';
+import { inSlots, NOTEBOOK_SLOTS, Slots } from '../helpers/notebookSlots';
 
 // Opens every notebook in the real classic Notebook front end (Debian's jupyter-notebook) with the
 // tslab kernelspec and the figure renderer that `npm run kernel:install` installs, in headless
@@ -147,15 +148,21 @@ async function runInClassic(file: string): Promise<Seen> {
 }
 
 describe('the notebooks in classic Notebook with the tslab kernel', () => {
-  for (const file of FILES) {
-    it(`runs ${file} top to bottom and draws its charts`, { timeout: CONFIG.notebookTimeoutMs + 60_000 }, async () => {
-      const seen = await runInClassic(file);
-      assert.deepEqual(seen.errors, [], 'no cell shows an error or writes to stderr');
-      assert.equal(seen.executed, seen.cells, 'every code cell ran');
-      assert.equal(seen.charts, seen.showFigureCalls, 'one drawn chart per showFigure call');
-      assert.deepEqual(seen.pageErrors, []);
-    });
-  }
+  // Two notebooks at a time, one that measures time alone (test/helpers/notebookSlots.ts).
+  const slots = new Slots(NOTEBOOK_SLOTS);
+  describe('every notebook, two at a time', { concurrency: true }, () => {
+    for (const file of FILES) {
+      // The time out counts the wait for a slot too: every notebook's before this one, at most.
+      it(`runs ${file} top to bottom and draws its charts`, { timeout: (FILES.length + 1) * (CONFIG.notebookTimeoutMs + 60_000) }, () =>
+        inSlots(slots, path.join(NOTEBOOKS, file), async () => {
+          const seen = await runInClassic(file);
+          assert.deepEqual(seen.errors, [], 'no cell shows an error or writes to stderr');
+          assert.equal(seen.executed, seen.cells, 'every code cell ran');
+          assert.equal(seen.charts, seen.showFigureCalls, 'one drawn chart per showFigure call');
+          assert.deepEqual(seen.pageErrors, []);
+        }));
+    }
+  });
 
   it('shows a failing cell as a failure (the check above can fail)', async () => {
     fs.copyFileSync(path.join(ROOT, 'test', 'fixtures', 'notebooks', 'runtime-error.ipynb'), path.join(CONFIG.work, 'runtime-error.ipynb'));
