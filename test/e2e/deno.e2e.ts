@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -7,7 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
 import { cellOutputs, findLosses, formattingDifferences } from '../../scripts/deno/compareOutputs';
 import { findNotebooks, NOTEBOOKS_DIR, readNotebook, type NotebookJson } from '../../scripts/deno/notebooks';
-import { isolatedJupyterEnv } from '../helpers/jupyter';
+import { isolatedJupyterEnv, runCommand } from '../helpers/jupyter';
 import { inSlots, NOTEBOOK_SLOTS, Slots } from '../helpers/notebookSlots';
 import { loadTslabReference } from '../helpers/tslabReference';
 
@@ -30,17 +29,7 @@ const CELL_TIMEOUT = 300;
 let tmp: string;
 let env: NodeJS.ProcessEnv;
 
-function run(command: string, args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b: Buffer) => (stdout += b));
-    child.stderr.on('data', (b: Buffer) => (stderr += b));
-    child.on('error', reject);
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
+const run = (command: string, args: string[]) => runCommand(command, args, { cwd: ROOT, env });
 
 function installKernel(kernel: 'tslab' | 'deno'): Promise<{ status: number | null; output: string; kernelJson?: { argv: string[]; language: string; display_name: string } }> {
   const flags = kernel === 'deno' ? ['--deno'] : [];

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { PLOTLY_MIME } from '../../src/tutorial/index';
-import { isolatedJupyterEnv } from '../helpers/jupyter';
+import { isolatedJupyterEnv, runCommand } from '../helpers/jupyter';
 import { inSlots, NOTEBOOK_SLOTS, Slots } from '../helpers/notebookSlots';
 import { saveTslabReference } from '../helpers/tslabReference';
 
@@ -29,24 +29,11 @@ function installKernel(): { status: number | null; output: string; kernelJson: {
   return { status: r.status, output: r.stdout + r.stderr, kernelJson: fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : undefined };
 }
 
-/** Runs a command to its end without blocking the event loop, so that two can run at once. */
-function run(command: string, args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 30 * 60_000 });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', (e) => resolve({ status: null, stdout, stderr: `${stderr}${e.message}\n` }));
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
-
 /** Runs nbconvert on one notebook; on failure, `error` is what the failing cell printed. */
 async function nbconvert(notebook: string): Promise<{ status: number | null; outFile: string; error: string; output: string }> {
   // One folder per notebook and edition: runs side by side must not write one file.
   const outDir = path.join(tmp, 'out', path.basename(path.dirname(notebook)));
-  const r = await run(PYTHON, ['-m', 'nbconvert', '--execute', '--to', 'notebook', `--config=${path.join(ROOT, 'scripts', 'notebooks', 'nbconvert_config.py')}`, `--output-dir=${outDir}`, `--ExecutePreprocessor.timeout=${CELL_TIMEOUT}`, notebook]);
+  const r = await runCommand(PYTHON, ['-m', 'nbconvert', '--execute', '--to', 'notebook', `--config=${path.join(ROOT, 'scripts', 'notebooks', 'nbconvert_config.py')}`, `--output-dir=${outDir}`, `--ExecutePreprocessor.timeout=${CELL_TIMEOUT}`, notebook], { cwd: ROOT, env });
   const output = `${r.stdout}${r.stderr}`;
   // scripts/notebooks/nbconvert_config.py prints "cell N ('first line') failed:" and the cell's stderr.
   const error = /^(cell \d+ .* failed:\n[\s\S]*?)(?=^Traceback|$(?![\s\S]))/m.exec(r.stderr)?.[1]?.trim() ?? output.trim().split('\n').slice(-15).join('\n');

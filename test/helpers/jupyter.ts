@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 
 /**
@@ -13,4 +14,20 @@ export function isolatedJupyterEnv(tmp: string): NodeJS.ProcessEnv {
     JUPYTER_RUNTIME_DIR: path.join(tmp, 'runtime'),
     PYDEVD_DISABLE_FILE_VALIDATION: '1',
   };
+}
+
+/**
+ * Runs a command to its end without blocking the event loop (so that two nbconvert runs can go
+ * side by side), with its output kept; a command that cannot start rejects.
+ */
+export function runCommand(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (b: Buffer) => (stdout += b));
+    child.stderr.on('data', (b: Buffer) => (stderr += b));
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
 }
