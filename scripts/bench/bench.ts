@@ -273,7 +273,7 @@ async function breakdowns(rowsDone: Report['rows']): Promise<{ id: string; label
     const data = batchOf(name, batch, 3);
     const optimizer = tf.train.sgd(0.01);
     try {
-      const breakdown = await nativeBreakdown(stepCall(name, model, data, optimizer), r.ours1.ms, quick ? 2 : 10);
+      const breakdown = nativeBreakdown(stepCall(name, model, data, optimizer), r.ours1.ms, quick ? 2 : 10);
       if (breakdown) out.push({ id: r.id, label: r.label, breakdown });
     } finally {
       tf.dispose([data.xs, data.ys]);
@@ -317,7 +317,7 @@ async function everyCoreBreakdowns(rowsDone: Report['rows']): Promise<EveryCoreB
     } else {
       const window = await accumulationWindow(name, k, b, native, best.threads);
       try {
-        const profiled = await nativeBreakdown(() => void window.call(), best.ms as number, calls);
+        const profiled = nativeBreakdown(() => void window.call(), best.ms as number, calls);
         if (profiled) out.push({ ...base, window: profiled });
       } finally {
         await window.dispose();

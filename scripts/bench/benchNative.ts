@@ -81,7 +81,7 @@ export function timeKernels(): { perKernel: Map<string, number>; restore: () => 
  * Dispatch is what remains of the wall time. `rowMs`, the step's time without timers, is kept
  * beside it.
  */
-export async function nativeBreakdown(call: () => void, rowMs: number, calls: number): Promise<StepBreakdown | null> {
+export function nativeBreakdown(call: () => void, rowMs: number, calls: number): StepBreakdown | null {
   const status = loadNativeBlas();
   if (!status.available) return null;
   const real = status.addon;

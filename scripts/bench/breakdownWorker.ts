@@ -70,7 +70,7 @@ async function main(): Promise<void> {
   for (let i = 0; i < data.calls; i++) call();
   const plainMs = (performance.now() - start) / data.calls;
   meet(2);
-  const breakdown = await nativeBreakdown(call, plainMs, data.calls);
+  const breakdown = nativeBreakdown(call, plainMs, data.calls);
   accumulator.dispose();
   model.dispose();
   parentPort?.postMessage(breakdown);
