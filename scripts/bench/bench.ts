@@ -71,8 +71,8 @@ const CONFIG = {
   rounds: Number(option('rounds')?.[0] ?? (quick ? 2 : 5)),
   /** Warm-up calls before the first round (V8, XNNPACK and PyTorch's allocator prepare on first calls). */
   warmup: quick ? 1 : 5,
-  /** Untimed windows of a parallel trainer once its workers start: they compile their code on its first calls (as in src/parallel/measure.ts). */
-  workerWarmup: quick ? 2 : 20,
+  /** Seconds of untimed windows of a worker option once its workers start: V8 optimizes their code for seconds (everyCore.ts). */
+  workerWarmupSeconds: quick ? 0 : 6,
   /** Seconds of timing per step on the other backends. */
   backendSeconds: quick ? 0.15 : 1.0,
   /** A step slower than this (ms) is timed once after one warm-up (the stock cpu CNN). */
@@ -254,7 +254,7 @@ function rows(): BenchRow[] {
         peer: { kind: 'window', model: name, steps: k, micro: b },
         oneThread: () => accumulationWindow(name, k, b, path, 1),
         allCores: all === null ? undefined : () => accumulationWindow(name, k, b, path, all),
-        others: all === null ? undefined : () => everyCoreEntrants({ model: () => buildModel(name), microBatches: Array.from({ length: k }, (_, i) => batchOf(name, b, 10 + i)), loss: name === 'simpleNet' ? 'meanSquaredError' : 'softmaxCrossEntropy', cores: all, warmup: CONFIG.workerWarmup }),
+        others: all === null ? undefined : () => everyCoreEntrants({ model: () => buildModel(name), microBatches: Array.from({ length: k }, (_, i) => batchOf(name, b, 10 + i)), loss: name === 'simpleNet' ? 'meanSquaredError' : 'softmaxCrossEntropy', cores: all, warmupSeconds: CONFIG.workerWarmupSeconds }),
       })),
     ];
   });
@@ -309,7 +309,7 @@ async function everyCoreBreakdowns(rowsDone: Report['rows']): Promise<EveryCoreB
       const arrays = microBatches.map((m) => ({ xs: packed(m.xs), ys: packed(m.ys) }));
       tf.dispose(microBatches.flatMap((m) => [m.xs, m.ys]));
       try {
-        const workers = await profileWorkers({ model, microBatches: arrays, loss: name === 'simpleNet' ? 'meanSquaredError' : 'softmaxCrossEntropy', workers: entry.workers, calls, warmup: quick ? 3 : 40 });
+        const workers = await profileWorkers({ model, microBatches: arrays, loss: name === 'simpleNet' ? 'meanSquaredError' : 'softmaxCrossEntropy', workers: entry.workers, calls, warmup: quick ? 3 : 400 });
         out.push({ ...base, round: entry.round, workers, perWorker: Math.ceil(k / entry.workers) });
       } finally {
         model.dispose();
@@ -405,7 +405,7 @@ async function runRow(row: BenchRow, peers: { one: TorchPeer | null; all: TorchP
     flops: row.flops,
     ours1: { label: ours1.label, threads: ours1.threads, ...statsOf(blocks.ours1) },
     oursAll: oursAll ? { label: oursAll.label, threads: oursAll.threads, ...statsOf(blocks.oursAll) } : null,
-    ...(row.others ? { others: entrants.map((e): OtherEntry => ('refused' in e ? e : { label: e.label, threads: e.threads, ...statsOf(otherBlocks[others.indexOf(e)]), ...(e.workers ? { workers: e.workers, round: e.rounds?.() ?? null } : {}) })) } : {}),
+    ...(row.others ? { others: entrants.map((e): OtherEntry => ('refused' in e ? e : { label: e.label, threads: e.threads, ...statsOf(otherBlocks[others.indexOf(e)]), ...(e.workers ? { workers: e.workers, warmupCurve: e.warmupCurve, round: e.rounds?.() ?? null } : {}) })) } : {}),
     torch1: stats(blocks.torch1),
     torchAll: stats(blocks.torchAll),
     loadAverage: load,

@@ -34,7 +34,7 @@ export interface Refusal {
 }
 
 /** A further contender of a row as the report keeps it: timed, or refused. */
-export type OtherEntry = (Stats & { label: string; threads: number; workers?: number; round?: RoundMedians | null }) | Refusal;
+export type OtherEntry = (Stats & { label: string; threads: number; workers?: number; warmupCurve?: number[]; round?: RoundMedians | null }) | Refusal;
 
 export interface Report {
   date: string;

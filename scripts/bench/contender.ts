@@ -9,6 +9,8 @@ export interface Contender {
   dispose(): void | Promise<void>;
   /** A worker option's worker threads (everyCore.ts). */
   workers?: number;
+  /** A worker option's warm-up: the median ms of each block of its untimed windows (everyCore.ts). */
+  warmupCurve?: number[];
   /** A worker option's round report over the windows it ran, as medians (everyCoreBreakdown.ts). */
   rounds?(): RoundMedians | null;
 }

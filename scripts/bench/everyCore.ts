@@ -14,6 +14,7 @@ import { setNativeThreads } from '../../src/backend/index';
 import { ParallelAccumulator } from '../../src/parallel/index';
 import type { LossSpec, RoundReport, TransferableTensor } from '../../src/parallel/index';
 import type { Contender } from './contender';
+import { median } from '../../src/tutorial/index';
 import { packed, roundMedians } from './everyCoreBreakdown';
 import { fmt, Refusal, Report, Stats } from './benchReport';
 
@@ -52,10 +53,37 @@ export interface EveryCoreArgs {
   loss: LossSpec;
   /** The cores to fill. */
   cores: number;
-  /** Untimed windows after start-up (the workers compile their code on first calls). */
-  warmup: number;
+  /**
+   * Untimed windows after start-up, for at least this long (s), in blocks of WARMUP_BLOCK: V8
+   * optimizes the workers' code in its own threads for seconds, and those threads take the cores
+   * from the workers meanwhile (a CNN window of 4 x 16 on 2 workers: 22 ms for its first 25
+   * windows, 14 ms around the 100th, 12 ms after 300, at 5 s). The block medians are kept.
+   */
+  warmupSeconds: number;
   /** The learning rate of the SGD update, as the other contenders'. Default 0.01. */
   learningRate?: number;
+}
+
+/** Windows per block of a warm-up: one median each. */
+export const WARMUP_BLOCK = 25;
+
+/**
+ * Calls `window` in blocks of WARMUP_BLOCK until `seconds` have passed (at least one block), and
+ * returns each block's median ms: how the option's speed settled while V8 optimized its code.
+ */
+export async function warmUp(window: () => Promise<void>, seconds: number): Promise<number[]> {
+  const curve: number[] = [];
+  const start = performance.now();
+  do {
+    const times: number[] = [];
+    for (let i = 0; i < WARMUP_BLOCK; i++) {
+      const t = performance.now();
+      await window();
+      times.push(performance.now() - t);
+    }
+    curve.push(median(times));
+  } while (performance.now() - start < seconds * 1000);
+  return curve;
 }
 
 /**
@@ -92,13 +120,14 @@ export async function everyCoreEntrants(args: EveryCoreArgs): Promise<(Contender
         if (result.round) rounds.push(result.round);
       }
     };
-    for (let i = 0; i < args.warmup; i++) await window();
+    const warmupCurve = await warmUp(window, args.warmupSeconds);
     // Only the windows timed from here on are summarised.
     rounds.length = 0;
     out.push({
       label,
       threads,
       workers: split.workers,
+      warmupCurve,
       rounds: () => roundMedians(rounds),
       call: window,
       dispose: async () => {
@@ -156,6 +185,7 @@ export function everyCoreTable(report: Report): string[] {
     '|---|---|---|---|---|---|---|---|',
   ];
   const verdicts: string[] = [];
+  const warmups: string[] = [];
   for (const r of rows) {
     const options = rowOptions(r);
     const one = r.ours1.ms;
@@ -164,11 +194,17 @@ export function everyCoreTable(report: Report): string[] {
       const cell = o.ms === null ? `refused: ${o.refused}` : `${fmt(o.ms)} (${fmt(o.minMs)}–${fmt(o.maxMs)})`;
       lines.push(`| ${r.label} | ${o.label} | ${o.threads} | ${fmt(o.cores)} | ${fmt(o.cpuMs)} | ${cell} | ${o.ms === null ? '—' : fmt(o.ms / one)} | ${o.ms === null || torch === null ? '—' : fmt(o.ms / torch)} |`);
     });
+    for (const o of r.others ?? []) {
+      if ('refused' in o || !o.warmupCurve?.length) continue;
+      const curve = o.warmupCurve;
+      warmups.push(`${r.label}, ${o.label}: warm-up before its rounds, median ms per block of ${WARMUP_BLOCK} windows: ${curve.map((ms) => fmt(ms)).join(', ')} (first ${fmt(curve[0])}, last ${fmt(curve[curve.length - 1])}).`);
+    }
     const best = winner(options);
     const target = report.config.targets.ratioAll?.[r.id];
     const verdict = (ratio: number): string => (target === undefined ? '' : `; target ≤ ${target} ${ratio <= target ? 'met' : 'missed'}`);
     if (best) verdicts.push(`${r.label}: ${best.label} wins (${fmt(best.ms)} ms, ${fmt((best.ms as number) / one)} x one thread${torch === null ? '' : `, ${fmt((best.ms as number) / torch)} x PyTorch at ${cores} threads${verdict((best.ms as number) / torch)}`}).`);
   }
   lines.push('', ...verdicts);
+  if (warmups.length > 0) lines.push('', ...warmups);
   return lines;
 }

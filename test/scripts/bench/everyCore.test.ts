@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Report, Stats } from '../../../scripts/bench/benchReport';
-import { everyCoreSplits, everyCoreTable, rowOptions, splitLabel, winner } from '../../../scripts/bench/everyCore';
+import { everyCoreSplits, everyCoreTable, rowOptions, splitLabel, warmUp, WARMUP_BLOCK, winner } from '../../../scripts/bench/everyCore';
 
 const stats = (ms: number, threads: number, label = 'x'): Stats & { label: string; threads: number } => ({ label, threads, ms, minMs: ms - 1, maxMs: ms + 1, calls: 5, busyThreads: threads, cpuPerWall: threads, threadCpuMs: null, cpuMs: ms * threads });
 
@@ -70,4 +70,26 @@ test('everyCoreTable: ratios to one thread and to PyTorch at every core, the ref
   const none = report();
   none.rows = none.rows.slice(0, 1);
   assert.deepEqual(everyCoreTable(none), [], 'no table without worker options');
+});
+
+test('warmUp: blocks of windows until the time is up, at least one, each block its median', async () => {
+  let calls = 0;
+  // Windows that get faster, as V8 optimizes: 3 ms, then 1 ms from the 30th call on.
+  const window = async (): Promise<void> => {
+    calls++;
+    const until = performance.now() + (calls < 30 ? 3 : 1);
+    while (performance.now() < until);
+  };
+  const once = await warmUp(window, 0);
+  assert.equal(calls, WARMUP_BLOCK, 'one block when no time is asked for');
+  assert.equal(once.length, 1);
+  calls = 0;
+  const curve = await warmUp(window, 0.2);
+  assert.ok(calls % WARMUP_BLOCK === 0 && curve.length === calls / WARMUP_BLOCK && curve.length >= 2, `${calls} calls, ${curve.length} blocks`);
+  assert.ok(curve[0] >= 2.5 && curve[curve.length - 1] < 2, `the curve shows the speed-up: ${curve.join(', ')}`);
+
+  const withCurve = report();
+  (withCurve.rows[1].others![0] as { warmupCurve?: number[] }).warmupCurve = [22, 14.5, 12];
+  assert.ok(everyCoreTable(withCurve).includes(`mlp-window-4x16-native, ParallelAccumulator, 2 workers x 1 BLAS thread: warm-up before its rounds, median ms per block of ${WARMUP_BLOCK} windows: 22.00, 14.50, 12.00 (first 22.00, last 12.00).`));
+  assert.ok(!everyCoreTable(report()).some((l) => l.includes('warm-up before')), 'no warm-up line without a curve');
 });
