@@ -68,10 +68,10 @@ async function main(): Promise<void> {
   console.log(`${'wall'.padEnd(width)}  ${`${wall.toFixed(1)} s`.padStart(8)}`);
   const passed = results.reduce((s, r) => s + r.passed, 0);
   const failed = results.reduce((s, r) => s + r.failed, 0);
-  // Node's tests are counted one by one; a part without tests (systemDeps, the notebook run, the
-  // site export) counts as one.
   // The failures again, after the table, so that the last lines of the log say why.
   for (const r of results.filter((r) => r.failures.length > 0)) console.log(`\n===== ${r.name}, failing tests again:\n${r.failures.join('\n')}`);
+  // Node's tests are counted one by one; a part without tests (systemDeps, the notebook run, the
+  // site export) counts as one.
   console.log(`\n${passed} passed, ${failed} failed`);
   process.exit(results.every((r) => r.ok) ? 0 : 1);
 }
