@@ -6,8 +6,9 @@ import { performance } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
 import { cellOutputs, findLosses, formattingDifferences } from '../../scripts/deno/compareOutputs';
 import { findNotebooks, NOTEBOOKS_DIR, readNotebook, type NotebookJson } from '../../scripts/deno/notebooks';
-import { isolatedJupyterEnv, runCommand } from '../helpers/jupyter';
-import { inSlots, NOTEBOOK_SLOTS, Slots } from '../helpers/notebookSlots';
+import { isolatedJupyterEnv, nbconvertExecute, runCommand } from '../helpers/jupyter';
+import { inSlots, NOTEBOOK_SLOTS } from '../helpers/notebookSlots';
+import { Slots } from '../helpers/slots';
 import { loadTslabReference } from '../helpers/tslabReference';
 
 // Executes every notebook under notebooks/ (any depth: the English chapters and notebooks/zh/)
@@ -45,21 +46,8 @@ async function nbconvert(kernel: 'tslab' | 'deno', notebook: string): Promise<{ 
   const outDir = path.join(tmp, 'out', kernel, path.dirname(relative));
   // tslab's run is test:jupyter's; Deno's adds the barrier against late output.
   const config = kernel === 'deno' ? path.join(ROOT, 'scripts', 'deno', 'nbconvert_deno.py') : path.join(ROOT, 'scripts', 'notebooks', 'nbconvert_config.py');
-  const r = await run(PYTHON, [
-    '-m',
-    'nbconvert',
-    '--execute',
-    '--to',
-    'notebook',
-    `--config=${config}`,
-    `--ExecutePreprocessor.kernel_name=${kernel}`,
-    `--output-dir=${outDir}`,
-    `--ExecutePreprocessor.timeout=${CELL_TIMEOUT}`,
-    notebook,
-  ]);
-  const error = /^(cell \d+ .* failed:\n[\s\S]*?)(?=^Traceback|$(?![\s\S]))/m.exec(r.stderr)?.[1]?.trim() ?? `${r.stdout}${r.stderr}`.trim().split('\n').slice(-15).join('\n');
-  const outFile = path.join(outDir, path.basename(notebook));
-  return { status: r.status, nb: r.status === 0 ? readNotebook(outFile) : undefined, error };
+  const r = await nbconvertExecute({ notebook, outDir, config, kernel, cellTimeout: CELL_TIMEOUT, cwd: ROOT, env });
+  return { status: r.status, nb: r.status === 0 ? readNotebook(r.outFile) : undefined, error: r.error };
 }
 
 /**

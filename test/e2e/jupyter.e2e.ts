@@ -5,8 +5,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { PLOTLY_MIME } from '../../src/tutorial/index';
-import { isolatedJupyterEnv, runCommand } from '../helpers/jupyter';
-import { inSlots, NOTEBOOK_SLOTS, Slots } from '../helpers/notebookSlots';
+import { isolatedJupyterEnv, nbconvertExecute } from '../helpers/jupyter';
+import { inSlots, NOTEBOOK_SLOTS } from '../helpers/notebookSlots';
+import { Slots } from '../helpers/slots';
 import { saveTslabReference } from '../helpers/tslabReference';
 
 // Executes every notebook with Debian's real Jupyter: `jupyter nbconvert --execute --to notebook`
@@ -16,7 +17,6 @@ import { saveTslabReference } from '../helpers/tslabReference';
 const ROOT = path.resolve(__dirname, '..', '..');
 const NOTEBOOKS = path.resolve(process.env.NOTEBOOKS_DIR ?? path.join(ROOT, 'notebooks'));
 const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'notebooks');
-const PYTHON = '/usr/bin/python3';
 /** Seconds a cell may run under nbconvert, as the runner's default. */
 const CELL_TIMEOUT = 300;
 
@@ -30,14 +30,10 @@ function installKernel(): { status: number | null; output: string; kernelJson: {
 }
 
 /** Runs nbconvert on one notebook; on failure, `error` is what the failing cell printed. */
-async function nbconvert(notebook: string): Promise<{ status: number | null; outFile: string; error: string; output: string }> {
+function nbconvert(notebook: string): ReturnType<typeof nbconvertExecute> {
   // One folder per notebook and edition: runs side by side must not write one file.
   const outDir = path.join(tmp, 'out', path.basename(path.dirname(notebook)));
-  const r = await runCommand(PYTHON, ['-m', 'nbconvert', '--execute', '--to', 'notebook', `--config=${path.join(ROOT, 'scripts', 'notebooks', 'nbconvert_config.py')}`, `--output-dir=${outDir}`, `--ExecutePreprocessor.timeout=${CELL_TIMEOUT}`, notebook], { cwd: ROOT, env });
-  const output = `${r.stdout}${r.stderr}`;
-  // scripts/notebooks/nbconvert_config.py prints "cell N ('first line') failed:" and the cell's stderr.
-  const error = /^(cell \d+ .* failed:\n[\s\S]*?)(?=^Traceback|$(?![\s\S]))/m.exec(r.stderr)?.[1]?.trim() ?? output.trim().split('\n').slice(-15).join('\n');
-  return { status: r.status, outFile: path.join(outDir, path.basename(notebook)), error, output };
+  return nbconvertExecute({ notebook, outDir, config: path.join(ROOT, 'scripts', 'notebooks', 'nbconvert_config.py'), cellTimeout: CELL_TIMEOUT, cwd: ROOT, env });
 }
 
 before(() => {

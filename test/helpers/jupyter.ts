@@ -31,3 +31,45 @@ export function runCommand(command: string, args: string[], options: { cwd: stri
     child.on('close', (status) => resolve({ status, stdout, stderr }));
   });
 }
+
+/** Options of {@link nbconvertExecute}. */
+export interface NbconvertExecuteArgs {
+  notebook: string;
+  /** Where the executed copy goes (the notebook's own name). */
+  outDir: string;
+  /** nbconvert's config file (scripts/notebooks/nbconvert_config.py, or Deno's with its barrier). */
+  config: string;
+  /** The kernelspec to run; default the one the notebook names. */
+  kernel?: string;
+  /** Seconds a cell may run. */
+  cellTimeout: number;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+}
+
+/**
+ * `jupyter nbconvert --execute --to notebook` under Debian's Python, without blocking the event
+ * loop. On failure `error` is what the failing cell printed: the config prints "cell N ('first
+ * line') failed:" and the cell's stderr; without that line, the output's last 15 lines.
+ */
+export async function nbconvertExecute(args: NbconvertExecuteArgs): Promise<{ status: number | null; outFile: string; error: string; output: string }> {
+  const r = await runCommand(
+    '/usr/bin/python3',
+    [
+      '-m',
+      'nbconvert',
+      '--execute',
+      '--to',
+      'notebook',
+      `--config=${args.config}`,
+      ...(args.kernel ? [`--ExecutePreprocessor.kernel_name=${args.kernel}`] : []),
+      `--output-dir=${args.outDir}`,
+      `--ExecutePreprocessor.timeout=${args.cellTimeout}`,
+      args.notebook,
+    ],
+    { cwd: args.cwd, env: args.env },
+  );
+  const output = `${r.stdout}${r.stderr}`;
+  const error = /^(cell \d+ .* failed:\n[\s\S]*?)(?=^Traceback|$(?![\s\S]))/m.exec(r.stderr)?.[1]?.trim() ?? output.trim().split('\n').slice(-15).join('\n');
+  return { status: r.status, outFile: path.join(args.outDir, path.basename(args.notebook)), error, output };
+}
