@@ -8,7 +8,8 @@ import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { compareShots, pixelDifference, shootFigure, siteFigure } from '../helpers/figureShots';
-import { inSlots, NOTEBOOK_SLOTS, Slots } from '../helpers/notebookSlots';
+import { inSlots, NOTEBOOK_SLOTS } from '../helpers/notebookSlots';
+import { Slots } from '../helpers/slots';
 
 // Opens every notebook in the real classic Notebook front end (Debian's jupyter-notebook) with the
 // tslab kernelspec and the figure renderer that `npm run kernel:install` installs, in headless

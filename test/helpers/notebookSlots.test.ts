@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
-import { measuresTime, Slots } from './notebookSlots';
+import { measuresTime } from './notebookSlots';
 
 const NOTEBOOKS = path.resolve(__dirname, '..', '..', 'notebooks');
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('notebook slots (test:jupyter and test:deno run notebooks two at a time)', () => {
   it('finds the chapters that measure time, in both editions, and not the others', () => {
@@ -14,31 +13,5 @@ describe('notebook slots (test:jupyter and test:deno run notebooks two at a time
       assert.equal(measuresTime(path.join(NOTEBOOKS, dir, '03-accumulation.ipynb')), false);
       assert.equal(measuresTime(path.join(NOTEBOOKS, dir, '06-batchnorm.ipynb')), false);
     }
-  });
-
-  it('runs two light tasks at once, a heavy one alone, in the order they came', async () => {
-    const slots = new Slots(2);
-    const log: string[] = [];
-    let running = 0;
-    let most = 0;
-    const task = (name: string, weight: number, ms: number) =>
-      slots.run(weight, async () => {
-        running += weight;
-        most = Math.max(most, running);
-        log.push(`start ${name} (${running} in use)`);
-        await pause(ms);
-        running -= weight;
-        log.push(`end ${name}`);
-      });
-    await Promise.all([task('a', 1, 40), task('b', 1, 20), task('heavy', 2, 10), task('c', 1, 10)]);
-    assert.equal(most, 2);
-    assert.deepEqual(log, ['start a (1 in use)', 'start b (2 in use)', 'end b', 'end a', 'start heavy (2 in use)', 'end heavy', 'start c (1 in use)', 'end c']);
-  });
-
-  it('frees its share when a task fails, and refuses a weight it cannot hold', async () => {
-    const slots = new Slots(2);
-    await assert.rejects(slots.run(2, async () => Promise.reject(new Error('boom'))), /boom/);
-    assert.equal(await slots.run(2, async () => 'ran'), 'ran');
-    await assert.rejects(slots.run(3, async () => 0), /weight 3, accepted 1 to 2/);
   });
 });

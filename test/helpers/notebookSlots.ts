@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import type { Slots } from './slots';
 
 // Running the tutorial's notebooks two at a time, as test:jupyter and test:deno do: one
 // nbconvert run keeps about one of CI's two cores busy (a kernel, then Python between cells),
@@ -12,42 +13,6 @@ const TIMING_CALL = /\b(?:measure[A-Z]\w*|timeCalls?|performance\.now)\s*\(/;
 export function measuresTime(notebookFile: string): boolean {
   const nb = JSON.parse(fs.readFileSync(notebookFile, 'utf8')) as { cells: { cell_type: string; source: string | string[] }[] };
   return nb.cells.some((c) => c.cell_type === 'code' && TIMING_CALL.test(Array.isArray(c.source) ? c.source.join('') : c.source));
-}
-
-/**
- * A first-come, first-served limit on what runs at once: `run(weight, task)` starts `task` once
- * `weight` of the capacity is free and every earlier caller has started. A task of the whole
- * capacity runs alone.
- */
-export class Slots {
-  private free: number;
-  private readonly waiting: { weight: number; start: () => void }[] = [];
-
-  constructor(readonly capacity: number) {
-    this.free = capacity;
-  }
-
-  async run<T>(weight: number, task: () => Promise<T>): Promise<T> {
-    if (!(weight >= 1 && weight <= this.capacity)) throw new RangeError(`Slots.run: weight ${weight}, accepted 1 to ${this.capacity}`);
-    await new Promise<void>((start) => {
-      this.waiting.push({ weight, start });
-      this.grant();
-    });
-    try {
-      return await task();
-    } finally {
-      this.free += weight;
-      this.grant();
-    }
-  }
-
-  private grant(): void {
-    while (this.waiting.length > 0 && this.waiting[0].weight <= this.free) {
-      const next = this.waiting.shift()!;
-      this.free -= next.weight;
-      next.start();
-    }
-  }
 }
 
 /** The runs of one e2e part: two at a time, a notebook that measures time alone. */

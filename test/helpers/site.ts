@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import { chromium, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
+import { Slots } from './slots';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'];
@@ -91,18 +92,19 @@ export const PAGES_AT_ONCE = 2;
  * the checks already started have settled (so no page is left half-checked behind the failure).
  */
 export async function checkEach<T>(items: readonly T[], check: (item: T) => Promise<void>, atOnce = PAGES_AT_ONCE): Promise<void> {
-  let next = 0;
+  const slots = new Slots(Math.max(1, atOnce));
   const errors: unknown[] = [];
-  const lane = async (): Promise<void> => {
-    while (next < items.length && errors.length === 0) {
-      const item = items[next++];
-      try {
-        await check(item);
-      } catch (e) {
-        errors.push(e);
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(atOnce, items.length)) }, lane));
+  await Promise.all(
+    items.map((item) =>
+      slots.run(1, async () => {
+        if (errors.length > 0) return;
+        try {
+          await check(item);
+        } catch (e) {
+          errors.push(e);
+        }
+      }),
+    ),
+  );
   if (errors.length > 0) throw errors[0];
 }
