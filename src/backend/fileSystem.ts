@@ -13,9 +13,13 @@ const OWNER = 'fileSystem';
 const MODEL_JSON = 'model.json';
 const WEIGHTS_BIN = 'weights.bin';
 
-/** The parts of `node:fs` and `node:path` used here, loaded when a handler is used. */
+/**
+ * `node:fs` and `node:path`, loaded when a handler is used and required by names bundlers do not
+ * follow: the backend entry also bundles for browsers (test/backend/kernels/nativeBlas.test.ts).
+ */
 function node(): { fs: typeof import('node:fs'); path: typeof import('node:path') } {
-  return { fs: require('node:fs') as typeof import('node:fs'), path: require('node:path') as typeof import('node:path') };
+  const builtin = (name: string): unknown => require(name);
+  return { fs: builtin('node:fs') as typeof import('node:fs'), path: builtin('node:path') as typeof import('node:path') };
 }
 
 /**
