@@ -22,9 +22,9 @@ const NPM_FLAGS = ['--prefer-offline', '--no-audit', '--no-fund', '--loglevel=wa
 const INSTALL_TIMEOUT = 900;
 const PROGRAM_TIMEOUT = 300;
 /**
- * The heap a program may use: ten times what the README's programs need, so that a program that
- * loops allocating (the callback's endless loop of issue 33, item 1) dies in seconds, named by
- * V8's "Reached heap limit", instead of after 98 s at 4.3 GB.
+ * The heap a program may use: several times what the programs need, so that one that loops
+ * allocating (the callback's endless loop of issue 33, item 1) stops at V8's fatal heap-limit
+ * error here rather than at 4.3 GB (98 s in the issue).
  */
 const HEAP_MB = 512;
 const given = process.env.TFJS_ACCUMULATE_CONSUMER_TARBALL;
