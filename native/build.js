@@ -4,9 +4,9 @@
  * tfjs_accumulate_blas.node) with node-gyp. Nothing runs it when the package is installed as a
  * dependency: it has no install script (see docs/packaging.md, "The native addon"). It runs:
  *
- *     npx tfjs-accumulate-build-native   # a user, by hand, after `npm install node-addon-api`
- *     npm ci / npm install (this repo)   # the repo's `prepare` script: never fails
- *     npm run native:build               # this repo, strictly (CI)
+ *     npx --no-install tfjs-accumulate-build-native   # a user, after `npm install node-addon-api`
+ *     npm ci / npm install (this repo)                # the repo's `prepare` script: never fails
+ *     npm run native:build                            # this repo, strictly (CI)
  *
  *     node native/build.js            # never fails: one line saying why it was skipped
  *     node native/build.js --strict   # exit 1 when the addon cannot be built

@@ -190,7 +190,7 @@ for (const version of SUPPORTED_TFJS) {
       console.log(r.stdout.trim());
     });
 
-    it('builds the native addon on request: npm install node-addon-api, npx tfjs-accumulate-build-native', { skip: native ? false : nativeSkip(version) }, async () => {
+    it('builds the native addon on request: npm install node-addon-api, npx --no-install tfjs-accumulate-build-native', { skip: native ? false : nativeSkip(version) }, async () => {
       const { addonApi, built } = (await nativeBuild) as { addonApi: Run; built: Run | null };
       assert.equal(addonApi.status, 0, describeRun(addonApi));
       assert.ok(built);
