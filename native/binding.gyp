@@ -1,6 +1,7 @@
 # The optional native kernels: one N-API addon calling the system CBLAS (OpenBLAS on Linux,
-# Accelerate on macOS). Built by scripts/native/build.js at `npm install` time; a failed build
-# only means the library runs without it. See docs/backends.md.
+# Accelerate on macOS). Built by native/build.js (a user's `npx --no-install
+# tfjs-accumulate-build-native`, this repo's `prepare` script, `npm run native:build`); a failed
+# build only means the library runs without it. See docs/backends.md and docs/packaging.md.
 {
   "targets": [
     {

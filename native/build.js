@@ -1,18 +1,23 @@
 #!/usr/bin/env node
 /**
  * Builds the optional native kernels (native/binding.gyp -> native/build/Release/
- * tfjs_accumulate_blas.node) with node-gyp: the package's own `install` script, and
- * `npm run native:build`.
+ * tfjs_accumulate_blas.node) with node-gyp. Nothing runs it when the package is installed as a
+ * dependency: it has no install script (see docs/packaging.md, "The native addon"). It runs:
  *
- *     node native/build.js            # what `npm install` / `npm ci` runs: never fails
- *     node native/build.js --strict   # exit 1 when the addon cannot be built (CI)
+ *     npx --no-install tfjs-accumulate-build-native   # a user, after `npm install node-addon-api`
+ *     npm ci / npm install (this repo)                # the repo's `prepare` script: never fails
+ *     npm run native:build                            # this repo, strictly (CI)
+ *
+ *     node native/build.js            # never fails: one line saying why it was skipped
+ *     node native/build.js --strict   # exit 1 when the addon cannot be built
  *     node native/build.js --verbose  # show node-gyp's output even on success
  *
- * Optional for real: without a C++ compiler, Python, node-gyp, the Node headers or a CBLAS, the
- * build fails, this script prints one line saying why it was skipped and how to get it, and
- * exits 0, so the install goes on and the library runs on its wasm/cpu kernels as before.
- * `TFJS_ACCUMULATE_NATIVE=0` skips the build without trying. Plain JavaScript on purpose: it
- * runs at install time, before (and without) the package's dev dependencies.
+ * Optional for real: without a C++ compiler, Python, node-gyp, node-addon-api, the Node headers
+ * or a CBLAS, the build fails, this script prints one line saying why it was skipped and how to
+ * get it, and exits 0 (1 with --strict), and the library runs on its wasm/cpu kernels.
+ * `TFJS_ACCUMULATE_NATIVE=0` skips the build without trying. npm runs `prepare` before
+ * `npm pack` and `npm publish` too, where a build is no use: it is skipped there. Plain
+ * JavaScript on purpose: it runs before (and without) the package's dev dependencies.
  */
 'use strict';
 const { spawnSync } = require('node:child_process');
@@ -67,6 +72,11 @@ function reasonOf(output) {
   return (line ?? output.trim().split('\n').pop() ?? 'node-gyp failed').trim().slice(0, 300);
 }
 
+/** True when npm runs this as the `prepare` script of `npm pack` or `npm publish`. */
+function packing(env) {
+  return env.npm_lifecycle_event === 'prepare' && (env.npm_command === 'pack' || env.npm_command === 'publish');
+}
+
 /**
  * Builds the addon and loads it once in this process (so a build that links but cannot load,
  * e.g. a BLAS missing at run time, counts as a failure). Returns null on success, else a reason.
@@ -98,6 +108,8 @@ function build({ env = process.env, verbose = false, run = spawnSync } = {}) {
 
 function main(argv) {
   const strict = argv.includes('--strict');
+  // Packing builds nothing and says nothing: the tarball holds the sources, not the addon.
+  if (packing(process.env)) return 0;
   const reason = build({ verbose: argv.includes('--verbose') });
   if (reason === null) {
     console.log(`${PREFIX} built (${path.relative(process.cwd(), ADDON) || ADDON}).`);
@@ -108,6 +120,6 @@ function main(argv) {
   return strict ? 1 : 0;
 }
 
-module.exports = { build, reasonOf, findNodeGyp, ADDON };
+module.exports = { build, reasonOf, findNodeGyp, packing, ADDON };
 
 if (require.main === module) process.exitCode = main(process.argv.slice(2));

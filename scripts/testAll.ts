@@ -8,6 +8,9 @@
  *   2. test:unit      build, type-check, unit tests (includes the runner/site tests on fixtures);
  *                     the kernel parity and leak tests run on wasm, cpu and native, and with
  *                     TFJS_ACCUMULATE_REQUIRE_NATIVE=1 an unbuilt addon fails them
+ *      test:consumer  `npm pack`, installed into fresh projects beside tfjs 4.0.0 and 4.22.0 (and
+ *                     refused beside 3.21.0): README.md's programs as written, a tsc-compiled
+ *                     contract program, the native addon built by hand
  *   3. test:notebooks the runner on every notebook (sources must be committed clean)
  *   4. test:site      the static site export of the executed notebooks
  *   5. test:browser   the site in headless Chromium (console errors, one chart per Plotly output,
@@ -47,8 +50,8 @@ const npmRun = (name: string, env?: Record<string, string>): Part => ({ name, co
  */
 const STAGES: Stage[] = [
   [[{ name: 'systemDeps', command: ['bash', 'scripts/systemDeps.sh'] }, npmRun('native:build')]],
-  ...['test:unit', 'test:notebooks', 'test:site', 'test:browser', 'test:browser-lib', 'test:jupyter', 'test:classic', 'check:deno', 'test:deno', 'test:lab'].map(
-    (name): Stage => [[npmRun(name, name === 'test:unit' ? { TFJS_ACCUMULATE_REQUIRE_NATIVE: '1' } : undefined)]],
+  ...['test:unit', 'test:consumer', 'test:notebooks', 'test:site', 'test:browser', 'test:browser-lib', 'test:jupyter', 'test:classic', 'check:deno', 'test:deno', 'test:lab'].map(
+    (name): Stage => [[npmRun(name, name === 'test:unit' || name === 'test:consumer' ? { TFJS_ACCUMULATE_REQUIRE_NATIVE: '1' } : undefined)]],
   ),
 ];
 

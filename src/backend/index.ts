@@ -1,9 +1,10 @@
 /**
  * `tfjs-accumulate/backend`: choosing a tfjs backend for this machine, describing the environment,
- * and the fast kernels the project registers on the wasm and cpu backends (and, where the optional
- * native addon was built, the cpu backend's products in the system CBLAS). Separate from the
- * package root because the kernels patch tfjs's kernel registry and the backend choice probes
- * optional Node packages; a user who only wants the accumulator does not load either.
+ * the fast kernels the project registers on the wasm and cpu backends (and, where the optional
+ * native addon was built, the cpu backend's products in the system CBLAS), and saving models to
+ * disk without tfjs-node (`fileSystem`). Separate from the package root because the kernels
+ * patch tfjs's kernel registry and the backend choice probes optional Node packages; a user who
+ * only wants the accumulator does not load either.
  */
 export { selectBackend, describeEnvironment, BACKEND_PREFERENCES, BACKEND_ENV_VAR } from './selectBackend';
 export type { BackendPreference, SelectBackendArgs, EnvironmentReport } from './selectBackend';
@@ -18,3 +19,5 @@ export { measureNativeGemmPeak } from './kernels/nativePeak';
 export type { NativeGemmPeak, NativeGemmPeakArgs } from './kernels/nativePeak';
 export { measureSimdPeak } from './kernels/simdPeak';
 export type { SimdPeak, SimdPeakArgs } from './kernels/simdPeak';
+// model.save / tf.loadLayersModel to and from a folder, without tfjs-node's file:// handler.
+export { fileSystem } from './fileSystem';

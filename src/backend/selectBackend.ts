@@ -1,5 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { argumentError } from '../core/errors';
+import { loadOptionalPeer, MissingPeerDependencyError } from '../core/peers';
 import { FastKernelBackend, installedFastKernels, installFastKernels, KernelReplacement, tfjsBackendOf, uninstallFastKernels } from './kernels';
 import { checkNativeThreads, loadNativeBlas, NativeBlasInfo, NativeStatus, setNativeThreads } from './kernels/nativeBlas';
 
@@ -11,8 +12,11 @@ import { checkNativeThreads, loadNativeBlas, NativeBlasInfo, NativeStatus, setNa
  * kernels and its matrix products and convolution filter gradients in the system CBLAS, on the
  * wasm heap) when the optional native addon was built; else `wasm` (XNNPACK) with this project's kernels registered; else `cpu` (pure JS)
  * with this project's replacements for its slowest kernels.
- * A backend that is missing or fails to start costs one line on the notice channel and the next
- * one is tried; nothing throws unless `strict` is set or no backend at all can start.
+ * A backend that fails to start costs one line on the notice channel and the next one is tried;
+ * nothing throws unless `strict` is set or no backend at all can start. One that is simply not
+ * there (tfjs-node or the wasm backend not installed: optional peer dependencies; the native
+ * addon not built) costs no line unless it was asked for by name: the report says why, and a
+ * program that calls `selectBackend()` on every run prints nothing on a machine without them.
  */
 
 /**
@@ -53,6 +57,11 @@ export interface SelectBackendArgs {
    */
   loadTfjsNode?: () => unknown;
   /**
+   * Loads the wasm backend package. Default `require('@tensorflow/tfjs-backend-wasm')`. Replace
+   * it to test a project where it is not installed.
+   */
+  loadWasm?: () => unknown;
+  /**
    * Loads the native addon. Default: this package's build (`loadNativeBlas()`). Replace it to
    * test a machine where it was not built.
    */
@@ -79,8 +88,11 @@ export interface EnvironmentReport {
   versions: { tfjs: string; tfjsCore: string; tfjsBackendWasm: string | null; tfjsNode: string | null };
   /** tfjs-node: whether it loaded, and if not, why (the first line of the error). */
   tfjsNode: { available: boolean; reason: string | null };
-  /** The wasm backend's features (null when wasm was not tried). */
-  wasm: { simd: boolean | null; threads: boolean | null; threadsCount: number | null };
+  /**
+   * The wasm backend's features (null when wasm was not tried), and why it was not used when it
+   * was tried and did not start (else null), e.g. its package not installed.
+   */
+  wasm: { simd: boolean | null; threads: boolean | null; threadsCount: number | null; reason: string | null };
   /**
    * The native addon: whether it loaded (else why not), where from, and its BLAS (name,
    * OpenBLAS's config string with its version, core type, threads in use); null fields when not
@@ -117,7 +129,7 @@ const TFJS_WASM = '@tensorflow/tfjs-backend-wasm';
  * @param preference One of {@link BACKEND_PREFERENCES}. Default: the environment variable, else `"auto"`.
  */
 export async function selectBackend(preference?: BackendPreference, args: SelectBackendArgs = {}): Promise<EnvironmentReport> {
-  if (args === null || typeof args !== 'object') throw argumentError(OWNER, 'args', 'an object { onNotice, strict, env, loadTfjsNode, loadNative, nativeThreads } or left out', args);
+  if (args === null || typeof args !== 'object') throw argumentError(OWNER, 'args', 'an object { onNotice, strict, env, loadTfjsNode, loadWasm, loadNative, nativeThreads } or left out', args);
   const threads = checkNativeThreads(OWNER, 'nativeThreads', args.nativeThreads ?? 1, { optional: true });
   const env = args.env ?? (typeof process !== 'undefined' ? process.env : {});
   let requested: BackendPreference;
@@ -146,7 +158,7 @@ export async function selectBackend(preference?: BackendPreference, args: Select
   };
   const state: SelectionState = {
     tfjsNode: { available: false, reason: 'not tried' },
-    wasm: { simd: null, threads: null, threadsCount: null },
+    wasm: { simd: null, threads: null, threadsCount: null, reason: null },
     native: { available: false, active: false, reason: 'not tried', path: null, info: null },
   };
 
@@ -173,13 +185,13 @@ export async function selectBackend(preference?: BackendPreference, args: Select
     const next = chain[i + 1];
     const explicit = attempt === requested;
     if (next === undefined || (explicit && args.strict)) {
-      throw new Error(`${OWNER}: the ${attempt} backend could not start: ${failure}`);
+      throw new Error(`${OWNER}: the ${attempt} backend could not start: ${failure.reason}`);
     }
-    // tfjs-node is optional: its absence under "auto" is the normal case on most machines. An
-    // unbuilt native addon was already explained once by the install; under "auto" the report
-    // says why (report.native.reason) without another notice.
-    if (attempt.startsWith('native') && !explicit) continue;
-    notice(`tfjs-accumulate: ${attempt} backend unavailable (${failure}); trying ${next}.`);
+    // What is not there (an optional package not installed, the addon not built) is the normal
+    // case on most machines: unless asked for by name, the report says why (report.tfjsNode,
+    // report.wasm, report.native) and no notice is printed on every run.
+    if (failure.absent && !explicit) continue;
+    notice(`tfjs-accumulate: ${attempt} backend unavailable (${failure.reason}); trying ${next}.`);
   }
   const backend = tf.getBackend();
   const fast = chosen === 'wasm' || chosen === 'cpu' || chosen === 'native' || chosen === 'native-cpu';
@@ -220,23 +232,37 @@ interface SelectionState {
   native: EnvironmentReport['native'];
 }
 
-/** Starts one backend; returns null on success, else a one-line reason. */
-async function tryBackend(attempt: Attempt, args: SelectBackendArgs, state: SelectionState): Promise<string | null> {
+/** Why a backend did not start: one line, and whether it is simply not there (see the loop above). */
+interface Failure {
+  reason: string;
+  absent: boolean;
+}
+
+/** Loads an optional backend package; a `MissingPeerDependencyError` says how to install it. */
+function loadBackendPackage(name: string, load: (() => unknown) | undefined): unknown {
+  // tfjs's backends must be the very version of the tfjs in use.
+  return loadOptionalPeer({ name, install: tf.version.tfjs, neededBy: `${OWNER} (tfjs-accumulate/backend)`, load: load ?? (() => dynamicRequire(name)) });
+}
+
+/** Starts one backend; returns null on success, else why not. */
+async function tryBackend(attempt: Attempt, args: SelectBackendArgs, state: SelectionState): Promise<Failure | null> {
+  const failed = (reason: string, absent = false): Failure => ({ reason, absent });
   try {
     if (attempt === 'tensorflow') {
       try {
-        (args.loadTfjsNode ?? (() => dynamicRequire(TFJS_NODE)))();
+        loadBackendPackage(TFJS_NODE, args.loadTfjsNode);
       } catch (e) {
-        state.tfjsNode = { available: false, reason: firstLine(e) };
-        return `${TFJS_NODE} did not load: ${firstLine(e)}`;
+        const absent = e instanceof MissingPeerDependencyError;
+        state.tfjsNode = { available: false, reason: absent ? `not installed (${e.install})` : firstLine(e) };
+        return failed(absent ? `${TFJS_NODE} is not installed` : `${TFJS_NODE} did not load: ${firstLine(e)}`, absent);
       }
       if (tf.findBackendFactory('tensorflow') === null) {
         state.tfjsNode = { available: false, reason: 'loaded, but no "tensorflow" backend was registered' };
-        return state.tfjsNode.reason as string;
+        return failed(state.tfjsNode.reason as string);
       }
       if (!(await setBackendQuietly('tensorflow'))) {
         state.tfjsNode = { available: false, reason: 'its backend failed to initialize' };
-        return state.tfjsNode.reason as string;
+        return failed(state.tfjsNode.reason as string);
       }
       state.tfjsNode = { available: true, reason: null };
       return null;
@@ -245,20 +271,31 @@ async function tryBackend(attempt: Attempt, args: SelectBackendArgs, state: Sele
       const status = (args.loadNative ?? (() => loadNativeBlas()))();
       if (!status.available) {
         state.native = { ...state.native, reason: status.reason };
-        return `the native addon ${status.reason}`;
+        return failed(`the native addon ${status.reason}`, true);
       }
       state.native = { available: true, active: false, reason: null, path: status.path, info: status.addon.info() };
     }
     const set: FastKernelBackend = attempt === 'native' || attempt === 'native-cpu' ? attempt : attempt.startsWith('wasm') ? 'wasm' : 'cpu';
     const name = tfjsBackendOf(set);
     if (name === 'wasm') {
-      const wasm = dynamicRequire(TFJS_WASM) as { getThreadsCount(): number };
+      let wasm: { getThreadsCount(): number };
+      try {
+        wasm = loadBackendPackage(TFJS_WASM, args.loadWasm) as typeof wasm;
+      } catch (e) {
+        if (!(e instanceof MissingPeerDependencyError)) throw e;
+        state.wasm.reason = `not installed (${e.install})`;
+        return failed(`${TFJS_WASM} is not installed (${e.install})`, true);
+      }
       state.wasm.simd = Boolean(await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT'));
       state.wasm.threads = Boolean(await tf.env().getAsync('WASM_HAS_MULTITHREAD_SUPPORT'));
-      if (!(await setBackendQuietly('wasm'))) return 'its WebAssembly module failed to initialize';
+      if (!(await setBackendQuietly('wasm'))) {
+        state.wasm.reason = 'its WebAssembly module failed to initialize';
+        return failed(state.wasm.reason);
+      }
+      state.wasm.reason = null;
       state.wasm.threadsCount = wasm.getThreadsCount();
     } else if (!(await setBackendQuietly('cpu'))) {
-      return 'the cpu backend failed to initialize';
+      return failed('the cpu backend failed to initialize');
     } else {
       // tfjs's cpu backend prints a multi-line "install tfjs-node" banner on its first tensor;
       // the report already says whether tfjs-node loaded and why not.
@@ -268,7 +305,7 @@ async function tryBackend(attempt: Attempt, args: SelectBackendArgs, state: Sele
     else installFastKernels(set);
     return null;
   } catch (e) {
-    return firstLine(e);
+    return failed(firstLine(e));
   }
 }
 
@@ -321,8 +358,9 @@ export function describeEnvironment(report: EnvironmentReport): string {
       (report.versions.tfjsBackendWasm ? `, tfjs-backend-wasm ${report.versions.tfjsBackendWasm}` : '') +
       (report.versions.tfjsNode ? `, tfjs-node ${report.versions.tfjsNode}` : ''),
     `tfjs-node: ${report.tfjsNode.available ? 'loaded' : `not used (${report.tfjsNode.reason})`}`,
-    `wasm: SIMD ${yesNo(report.wasm.simd)}, threads ${yesNo(report.wasm.threads)}` +
-      (report.wasm.threadsCount !== null ? ` (${report.wasm.threadsCount} in use)` : ''),
+    report.wasm.reason !== null && report.wasm.simd === null
+      ? `wasm: not used (${report.wasm.reason})`
+      : `wasm: SIMD ${yesNo(report.wasm.simd)}, threads ${yesNo(report.wasm.threads)}` + (report.wasm.threadsCount !== null ? ` (${report.wasm.threadsCount} in use)` : ''),
     `native: ${describeNative(report.native)}`,
     `runtime: ${report.runtime.deno ? `Deno ${report.runtime.deno} (Node compatibility ${report.runtime.node ?? 'n/a'})` : `Node ${report.runtime.node ?? 'n/a'}`}` +
       ` on ${report.runtime.platform ?? 'n/a'}, ${report.runtime.cpus ?? '?'} CPUs`,

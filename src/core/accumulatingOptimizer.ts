@@ -3,6 +3,7 @@ import { GradientAccumulatorArgs, StepResult, isBiasOrNormalization } from './ac
 import { argumentError } from './errors';
 import { GradientAccumulator } from './gradientAccumulator';
 import { loadSavedWeights, weightsToSave } from './optimizerWeights';
+import { refuseForeignFit } from './peers';
 import { epochSchedule, epochScheduleTable } from './schedule';
 
 /** A named tensor as tfjs optimizers exchange them (not re-exported by `@tensorflow/tfjs`). */
@@ -93,7 +94,8 @@ export class AccumulatingOptimizer extends tf.Optimizer {
    * The last batch is known from the fit's params: `ceil(samples / batchSize)` for `fit`, and
    * `batchesPerEpoch` or the dataset's size for `fitDataset`. With validation data and no way to
    * know it (a dataset of unknown size without `batchesPerEpoch`), it throws at the start of
-   * training rather than let `val_loss` describe weights that are about to change.
+   * training rather than let `val_loss` describe weights that are about to change. Driven by the
+   * `model.fit` of another copy of `@tensorflow/tfjs`, it throws `TfjsCopiesError`.
    */
   callback(): tf.CustomCallback {
     let batchesPerEpoch: number | null = null;
@@ -123,7 +125,8 @@ export class AccumulatingOptimizer extends tf.Optimizer {
         if (this.accumulator.endEpoch()?.applied) this.incrementIterations();
       },
     });
-    return callback;
+    // Another copy of tfjs in the process would loop on this callback: refuse it by name.
+    return refuseForeignFit(callback, `${OWNER}.callback`);
   }
 
   /** Applies a short last window now (see `GradientAccumulator.flush`). */

@@ -23,6 +23,7 @@ export { epochSchedule, epochScheduleTable } from './schedule';
 export type { AccumulationSchedule, TrainingProgress } from './schedule';
 export { stepDecay, warmupCosine } from './learningRate';
 export type { LearningRateSchedule, StepDecayArgs, WarmupCosineArgs } from './learningRate';
+export { MissingPeerDependencyError, TfjsCopiesError, UnsupportedTfjsVersionError } from './peers';
 export { ACCUMULATOR_STATE_FORMAT } from './state';
 export type { AccumulatorState, AccumulatorCore, Counters, OpenWindow, SerializedTensor, SetStateArgs } from './state';
 export { groupNorm, GroupNormalization, groupNormalization } from './norm/groupNormalization';

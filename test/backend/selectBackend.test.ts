@@ -24,7 +24,7 @@ function collector(): { notices: string[]; onNotice: (m: string) => void } {
   return { notices, onNotice: (m) => notices.push(m) };
 }
 
-test('with no preference and no native addon it picks tfjs-node, else wasm with the project kernels and a one-line notice', async () => {
+test('with no preference and no native addon it picks tfjs-node, else wasm with the project kernels, printing nothing', async () => {
   const { notices, onNotice } = collector();
   const report = await selectBackend(undefined, { env: {}, onNotice, loadNative: noNative });
   assert.equal(report.requested, 'auto');
@@ -37,17 +37,52 @@ test('with no preference and no native addon it picks tfjs-node, else wasm with 
   assert.equal(tf.getBackend(), 'wasm');
   assert.ok(report.fastKernels);
   assert.equal(report.tfjsNode.available, false);
-  assert.match(report.tfjsNode.reason ?? '', /Cannot find module '@tensorflow\/tfjs-node'/);
-  assert.equal(notices.length, 1);
-  assert.doesNotMatch(notices[0], /\n/, 'a notice is one line');
-  // The next one tried is native; its absence is in the report, not in another notice.
-  assert.match(notices[0], /tensorflow backend unavailable .*trying native/);
+  // tfjs-node and the addon are simply not there, the normal case: the report says why, and a
+  // program that calls selectBackend() on every run prints nothing.
+  assert.equal(report.tfjsNode.reason, `not installed (npm install @tensorflow/tfjs-node@${tf.version.tfjs})`);
+  assert.deepEqual(notices, []);
+  assert.deepEqual(report.notices, []);
   assert.equal(report.wasm.simd, true, 'Node 20 runs WebAssembly SIMD');
+  assert.equal(report.wasm.reason, null);
   assert.ok(report.kernelsReplaced.some((k) => k.kernel === 'Conv2DBackpropFilter' && k.backend === 'wasm'));
-  assert.deepEqual(report.notices, notices);
-  // The install already said why the addon was skipped: the report keeps the reason, no notice.
   assert.deepEqual(report.native, { available: false, active: false, reason: 'not built (test)', path: null, info: null });
-  assert.match(describeEnvironment(report), /^native: not used \(not built \(test\)\)$/m);
+  const text = describeEnvironment(report);
+  assert.match(text, /^native: not used \(not built \(test\)\)$/m);
+  assert.match(text, /^tfjs-node: not used \(not installed \(npm install @tensorflow\/tfjs-node@4\.22\.0\)\)$/m);
+});
+
+test('without the wasm package it falls through to cpu quietly, unless wasm was asked for by name', async () => {
+  /** What `require` throws for a package that is not installed. */
+  const missing = (name: string) => () => {
+    throw Object.assign(new Error(`Cannot find module '${name}'`), { code: 'MODULE_NOT_FOUND' });
+  };
+  const notInstalled = missing('@tensorflow/tfjs-backend-wasm');
+  const quiet = collector();
+  const report = await selectBackend(undefined, { env: {}, onNotice: quiet.onNotice, loadNative: noNative, loadWasm: notInstalled, loadTfjsNode: missing('@tensorflow/tfjs-node') });
+  assert.equal(report.backend, 'cpu');
+  assert.ok(report.fastKernels);
+  assert.deepEqual(quiet.notices, []);
+  assert.equal(report.wasm.reason, `not installed (npm install @tensorflow/tfjs-backend-wasm@${tf.version.tfjs})`);
+  assert.match(describeEnvironment(report), /^wasm: not used \(not installed \(npm install @tensorflow\/tfjs-backend-wasm@4\.22\.0\)\)$/m);
+  // Asked for by name: one notice with the install command; strict makes it an error.
+  const asked = collector();
+  assert.equal((await selectBackend('wasm', { onNotice: asked.onNotice, loadWasm: notInstalled })).backend, 'cpu');
+  assert.deepEqual(asked.notices, ['tfjs-accumulate: wasm backend unavailable (@tensorflow/tfjs-backend-wasm is not installed (npm install @tensorflow/tfjs-backend-wasm@4.22.0)); trying cpu.']);
+  await assert.rejects(selectBackend('wasm', { strict: true, loadWasm: notInstalled }), /the wasm backend could not start: @tensorflow\/tfjs-backend-wasm is not installed/);
+  // A package that is there but broken is no absence: one notice even under "auto".
+  const broken = collector();
+  const report2 = await selectBackend(undefined, {
+    env: {},
+    onNotice: broken.onNotice,
+    loadNative: noNative,
+    loadTfjsNode: missing('@tensorflow/tfjs-node'),
+    loadWasm: () => {
+      throw new Error('wasm binary damaged');
+    },
+  });
+  assert.equal(report2.backend, 'cpu');
+  assert.deepEqual(broken.notices, ['tfjs-accumulate: wasm backend unavailable (wasm binary damaged); trying cpu.']);
+  await selectBackend('wasm');
 });
 
 test('with no preference it picks the native kernels when the addon loads, at one thread', { skip: tfjsNodeInstalled || !nativeBuilt }, async () => {
@@ -61,7 +96,7 @@ test('with no preference it picks the native kernels when the addon loads, at on
   assert.match(report.native.path ?? '', /tfjs_accumulate_blas\.node$/);
   assert.ok(report.kernelsReplaced.some((k) => k.kernel === 'BatchMatMul' && k.backend === 'wasm' && k.description.startsWith('native:')));
   assert.ok(report.kernelsReplaced.some((k) => k.kernel === 'Conv2DBackpropFilter' && k.description.startsWith('native:')));
-  assert.equal(notices.length, 1, 'only tfjs-node\'s absence is a notice');
+  assert.deepEqual(notices, [], "tfjs-node's absence is no notice");
   const text = describeEnvironment(report);
   assert.match(text, /^backend: wasm \+ tfjs-accumulate native kernels \(requested "auto" by default\)/);
   if (report.native.info?.blas === 'OpenBLAS') {
@@ -137,6 +172,10 @@ test('a broken tfjs-node costs one notice and the selection falls through to was
   assert.equal(report.tfjsNode.reason, 'libtensorflow.so.2: cannot open shared object file: No such file or directory');
   assert.equal(notices.length, 1);
   assert.match(notices[0], /^tfjs-accumulate: tensorflow backend unavailable \(.*libtensorflow.*\); trying native\.$/);
+  // Not installed but asked for by name: one notice too, with nothing to fix but the install.
+  const asked = collector();
+  await selectBackend('tensorflow', { onNotice: asked.onNotice, loadNative: noNative, loadTfjsNode: () => require('@tensorflow/tfjs-node') });
+  if (!tfjsNodeInstalled) assert.deepEqual(asked.notices, ['tfjs-accumulate: tensorflow backend unavailable (@tensorflow/tfjs-node is not installed); trying native.']);
 });
 
 test('a tfjs-node that loads without registering its backend also falls through', async () => {

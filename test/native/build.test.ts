@@ -3,12 +3,13 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 
-// native/build.js is plain JavaScript (it runs at install time, without dev dependencies).
+// native/build.js is plain JavaScript (it runs before, and without, the dev dependencies).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const build = require('../../native/build.js') as {
   build(args: { env?: Record<string, string | undefined>; verbose?: boolean; run?: (cmd: string, args: string[], opts: object) => { status: number | null; stdout?: string; stderr?: string; error?: Error } }): string | null;
   reasonOf(output: string): string;
   findNodeGyp(env: Record<string, string | undefined>): string | null;
+  packing(env: Record<string, string | undefined>): boolean;
 };
 const SCRIPT = path.join(__dirname, '..', '..', 'native', 'build.js');
 
@@ -36,7 +37,7 @@ test('a failing node-gyp is a reason, not an exception; TFJS_ACCUMULATE_NATIVE=0
   assert.equal(build.build({ env: { npm_config_node_gyp: SCRIPT }, run: unrunnable }), 'node-gyp could not run: spawn ENOENT');
 });
 
-test('the install script exits 0 with one line when the build is skipped; --strict exits 1', () => {
+test('the build exits 0 with one line when it is skipped; --strict exits 1', () => {
   const env = { ...process.env, TFJS_ACCUMULATE_NATIVE: '0' };
   const install = spawnSync(process.execPath, [SCRIPT], { env, encoding: 'utf8' });
   assert.equal(install.status, 0, 'npm install must go on');
@@ -51,4 +52,16 @@ test('node-gyp is found: npm\'s own first', () => {
   assert.equal(build.findNodeGyp({ npm_config_node_gyp: SCRIPT }), SCRIPT);
   const found = build.findNodeGyp({ npm_config_node_gyp: '/nonexistent/node-gyp.js' });
   assert.notEqual(found, '/nonexistent/node-gyp.js');
+});
+
+test('npm pack and npm publish run prepare too: the build is skipped there in silence, and only there', () => {
+  assert.equal(build.packing({ npm_lifecycle_event: 'prepare', npm_command: 'pack' }), true);
+  assert.equal(build.packing({ npm_lifecycle_event: 'prepare', npm_command: 'publish' }), true);
+  // npm ci / npm install of this repo run prepare as the install's; a user runs the bin.
+  assert.equal(build.packing({ npm_lifecycle_event: 'prepare', npm_command: 'ci' }), false);
+  assert.equal(build.packing({ npm_lifecycle_event: 'prepare', npm_command: 'install' }), false);
+  assert.equal(build.packing({}), false);
+  const env = { ...process.env, npm_lifecycle_event: 'prepare', npm_command: 'pack', TFJS_ACCUMULATE_NATIVE: '0' };
+  const packing = spawnSync(process.execPath, [SCRIPT, '--strict'], { env, encoding: 'utf8' });
+  assert.deepEqual([packing.status, packing.stdout, packing.stderr], [0, '', '']);
 });

@@ -52,7 +52,7 @@ describe('scripts/buildEsm.ts', () => {
     const built = path.join(__dirname, '..', '..', 'dist', 'esm');
     assert.ok(fs.existsSync(built), 'dist/esm is missing: run `npm run build` first');
     const pkg = JSON.parse(fs.readFileSync(path.join(built, 'package.json'), 'utf8')) as { sideEffects: string[] };
-    assert.deepEqual(pkg.sideEffects, ['./core/norm/*.js']);
+    assert.deepEqual(pkg.sideEffects, ['./core/norm/*.js', './core/peers.js']);
     const sources = fs.readdirSync(path.join(__dirname, '..', '..', 'src'), { recursive: true }).map(String).filter((f) => f.endsWith('.ts'));
     for (const f of sources) assert.ok(fs.existsSync(path.join(built, f.replace(/\.ts$/, '.js'))), `dist/esm lacks ${f}`);
   });

@@ -89,14 +89,14 @@ function tryLoad(args: LoadNativeBlasArgs): NativeStatus {
     }
     const env = args.env ?? process.env;
     const file = env[NATIVE_ADDON_ENV_VAR] || findAddon();
-    if (file === null) return { available: false, reason: 'not built (no native/build/Release/tfjs_accumulate_blas.node; run `npm run native:build` to see why)' };
+    if (file === null) return { available: false, reason: 'not built (no native/build/Release/tfjs_accumulate_blas.node; build it with `npx --no-install tfjs-accumulate-build-native`, or `npm run native:build` in its repository)' };
     const addon = (args.load ?? require)(file) as NativeAddon;
     if (typeof addon?.sgemm !== 'function' || typeof addon.info !== 'function' || typeof addon.setThreads !== 'function') {
       return { available: false, reason: `${file} is not the tfjs-accumulate BLAS addon` };
     }
     const missing = NEWER_FUNCTIONS.filter((name) => typeof addon[name] !== 'function');
     if (missing.length > 0) {
-      return { available: false, reason: `${file} was built from an older version (it has no ${missing.join(', ')}; run \`npm run native:build\`)` };
+      return { available: false, reason: `${file} was built from an older version (it has no ${missing.join(', ')}; rebuild it with \`npx --no-install tfjs-accumulate-build-native\`)` };
     }
     addon.setThreads(1);
     return { available: true, addon, path: file };

