@@ -1,11 +1,19 @@
 import * as tf from '@tensorflow/tfjs';
-import { clipByGlobalNorm, scaledGlobalNorm } from './accumulation';
+import { averageGradients, clipByGlobalNorm, scaledGlobalNorm, tidy } from './accumulation';
 import { learningRateOf, setLearningRate } from './learningRate';
 import type { CheckedAccumulatorArgs, WeightDecay } from './accumulatorArgs';
 import { argumentError } from './errors';
 import { snapshotOptimizer } from './optimizerSnapshot';
 import type { AccumulatorCore } from './state';
-import { tidy } from './tidy';
+
+/**
+ * The default of `weightDecay.exclude`, here beside the decay it steers: true for a bias or a
+ * normalization layer's parameter, by tfjs-layers' variable names (`…/bias`, `…/gamma`,
+ * `…/beta`, and the moving statistics).
+ */
+export function isBiasOrNormalization(variable: tf.Variable): boolean {
+  return /\/(bias|gamma|beta|moving_mean|moving_variance)(_\d+)?$/.test(variable.name);
+}
 
 /** What {@link applyWindow} needs: the window's sums and the optimizer that applies them. */
 export interface ApplyWindowArgs {
@@ -17,6 +25,8 @@ export interface ApplyWindowArgs {
   sums: (tf.Tensor | null)[];
   /** Samples (or units, or counts) the window holds: the sums are divided by it. */
   weight: number;
+  /** The sums are held times 2^−scale (the window's scale, see `windowScale`). */
+  scale: number;
   /** Clip the averaged gradient to this global norm; null for no clipping. */
   clipNorm: number | null;
   /** Skip the update when the averaged gradient's norm is above this; null never skips. */
@@ -50,8 +60,7 @@ export interface WindowApplied {
  */
 export function applyWindow(args: ApplyWindowArgs): WindowApplied {
   const { optimizer, variables: order, sums, weight, clipNorm, maxNorm } = args;
-  const present = sums.filter((s): s is tf.Tensor => s !== null);
-  const averaged = tidy(() => present.map((s) => tf.div(s, weight)));
+  const averaged = averageGradients(sums.filter((s): s is tf.Tensor => s !== null), weight, args.scale);
   let gradientNorm: number | null = null;
   if (clipNorm !== null || maxNorm !== null || args.measureNorm) {
     const factors = tidy(() => {

@@ -9,7 +9,7 @@
  */
 export { addChecked } from './addChecked';
 export type { CheckedSum } from './addChecked';
-export { addWeighted, averageGradients, globalNorm, clipByGlobalNorm, scaledGlobalNorm } from './accumulation';
+export { addIntoSums, averageGradients, globalNorm, clipByGlobalNorm, scaledGlobalNorm } from './accumulation';
 export { GradientAccumulator, NonFiniteGradientError, checkVarList } from './gradientAccumulator';
 export type { GradientAccumulatorArgs, Averaging, NonFinitePolicy, StepOptions, StepResult, UpdateResult, TrainableVariable } from './gradientAccumulator';
 export { isBiasOrNormalization } from './accumulatorArgs';

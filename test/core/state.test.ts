@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { GradientAccumulator } from '../../src/core/gradientAccumulator';
-import { AccumulatorState, renameOptimizerWeight } from '../../src/core/state';
+import { AccumulatorState } from '../../src/core/state';
+import { renameOptimizerWeight } from '../../src/core/stateFormat';
 import { makeRun } from '../fixtures/resumeRun';
 import { assertBitIdentical, assertThrowsMentioning, weightsOf } from '../helpers';
 
