@@ -15,7 +15,7 @@ export type { GradientAccumulatorArgs, Averaging, NonFinitePolicy, StepOptions, 
 export { isBiasOrNormalization } from './accumulatorArgs';
 export type { SkipLargeUpdatesArgs, WeightDecayArgs } from './accumulatorArgs';
 export type { CountedLoss } from './lossGradient';
-export { AccumulatingOptimizer } from './accumulatingOptimizer';
+export { AccumulatingOptimizer, MissingCallbackError } from './accumulatingOptimizer';
 export type { AccumulatingOptimizerArgs } from './accumulatingOptimizer';
 export { checkEquivalence } from './equivalence';
 export type { CheckEquivalenceArgs, EquivalenceReport, EquivalenceSuspect, VariableDifference } from './equivalence';
