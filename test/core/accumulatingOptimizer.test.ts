@@ -332,3 +332,20 @@ describe('AccumulatingOptimizer: every batch announced by its own callback, one 
     [a, b, reference].forEach((m) => m.dispose());
   });
 });
+
+describe('AccumulatingOptimizer: finite gradients near float32\'s largest value (issue 32, item 11)', () => {
+  it('are averaged and clipped, not called non-finite: batches of 4 with mean gradient −3e38 step w by exactly the rate', async () => {
+    // y = w·x with w = 0 and x = 1, loss = −3e38 · mean(y): value 0, gradient −3e38 per batch.
+    // Summed over 8 samples that is −2.4e39, beyond float32; the window holds it times 2^−3.
+    const model = tf.sequential({ layers: [tf.layers.dense({ units: 1, inputShape: [1], useBias: false, kernelInitializer: 'zeros' })] });
+    const optimizer = new AccumulatingOptimizer({ optimizer: tf.train.sgd(0.25), accumulationSteps: 2, clipNorm: 1 });
+    model.compile({ optimizer, loss: (_: tf.Tensor, y: tf.Tensor) => tf.mul(tf.mean(y), -3e38) });
+    const [xs, ys] = [tf.ones([8, 1]), tf.zeros([8, 1])];
+    await model.fit(xs, ys, { batchSize: 4, epochs: 1, shuffle: false, verbose: 0, callbacks: [optimizer.callback()] });
+    assert.deepEqual([optimizer.iterations, optimizer.lastStep?.gradientNorm], [1, Math.fround(3e38)]);
+    assert.equal(model.trainableWeights[0].read().dataSync()[0], 0.25); // 0 − 0.25 · (−1)
+    optimizer.dispose();
+    model.dispose();
+    tf.dispose([xs, ys]);
+  });
+});
