@@ -38,7 +38,10 @@ export function linearNet(seed: number): tf.Sequential {
   return model;
 }
 
-/** `n` samples from a seeded generator, float32 values; `spike` multiplies the targets (a gradient far above the others). */
+/**
+ * `n` samples from a seeded generator, float32 values. A `spike` other than 1 sets every target
+ * to ±spike: a gradient whose norm is far above the others' (a few units) whatever the features.
+ */
 export function makeSamples(n: number, seed: number, spike = 1, masked: boolean[] = []): Sample[] {
   let s = seed >>> 0;
   const next = () => {
@@ -48,7 +51,11 @@ export function makeSamples(n: number, seed: number, spike = 1, masked: boolean[
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return Math.fround(((t ^ (t >>> 14)) >>> 0) / 4294967296 * 2 - 1);
   };
-  return Array.from({ length: n }, (_, i) => ({ x: Array.from({ length: INPUTS }, next), y: Math.fround(next() * spike), counted: masked[i] !== true }));
+  return Array.from({ length: n }, (_, i) => {
+    const x = Array.from({ length: INPUTS }, next);
+    const y = next();
+    return { x, y: spike === 1 ? y : Math.fround(y < 0 ? -spike : spike), counted: masked[i] !== true };
+  });
 }
 
 /** Samples as tensors `xs` [n, INPUTS], `ys` [n, 1] and the mask [n] (1 counted, 0 masked). */
