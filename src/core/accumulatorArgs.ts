@@ -5,6 +5,7 @@ import { NON_FINITE_POLICIES, NonFinitePolicy } from './nonFinite';
 import { AccumulationSchedule, checkAccumulationSteps } from './schedule';
 import { TrainableVariable, checkVarList } from './varList';
 import { isBiasOrNormalization } from './applyWindow';
+import type { WeightDecay } from './applyWindow';
 import type { Averaging, OpenWindow } from './state';
 
 /**
@@ -14,14 +15,7 @@ import type { Averaging, OpenWindow } from './state';
 
 export type { TrainableVariable } from './varList';
 export { isBiasOrNormalization } from './applyWindow';
-
-/** Decoupled weight decay: `w ← w − learningRate · rate · w` once per applied update. */
-export interface WeightDecay {
-  /** The decay rate λ (AdamW's `weight_decay`). */
-  rate: number;
-  /** Variables to leave undecayed (true = excluded). */
-  exclude: (variable: tf.Variable) => boolean;
-}
+export type { WeightDecay } from './applyWindow';
 
 /** Options of {@link GradientAccumulator}. */
 export interface GradientAccumulatorArgs {

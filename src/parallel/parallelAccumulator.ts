@@ -130,8 +130,7 @@ export class ParallelAccumulator {
   async step(batch: ParallelMicroBatch): Promise<ParallelStepResult> {
     return this.exclusive(async () => {
       const { xs, ys, transfer, bytes } = checkMicroBatch(OWNER, batch, this.model);
-      // The window is decided before its first micro-batch leaves: its size and scale are fixed
-      // now, and every micro-batch sent belongs to it, whatever an endEpoch does meanwhile.
+      // A window is fixed before its first micro-batch leaves: every one sent belongs to it.
       const { size, scale } = this.inner.openWindow(this.averaging === 'per-sample' ? xs.shape[0] : 1);
       const last = this.pendingMicroBatches + 1 >= size;
       const worker = this.round.next;
@@ -161,12 +160,9 @@ export class ParallelAccumulator {
     return this.exclusive(async () => {
       const { flush } = checkOptions<{ flush?: boolean }>(`${OWNER}.endEpoch`, 'options', options, ['flush']);
       checkBoolean(`${OWNER}.endEpoch`, 'flush', flush);
-      // A window carried into the next epoch may stay in the workers; one to flush is reduced first.
-      const report = flush !== false && this.round.dispatched > 0 ? (await this.reduceRound()).report : null;
-      if (flush === false) {
-        this.inner.endEpoch(options); // flushes nothing: null
-        return null;
-      }
+      // A window carried into the next epoch stays in the workers (it keeps its size); one to flush is reduced first.
+      if (flush === false) return this.inner.endEpoch(options) as null;
+      const report = this.round.dispatched > 0 ? (await this.reduceRound()).report : null;
       return this.afterUpdate(() => this.inner.endEpoch(options) as ParallelUpdateResult, report);
     });
   }
