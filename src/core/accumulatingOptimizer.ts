@@ -1,10 +1,13 @@
 import * as tf from '@tensorflow/tfjs';
 import { GradientAccumulatorArgs, StepResult, isBiasOrNormalization } from './accumulatorArgs';
-import { argumentError } from './errors';
+import { argumentError, verbatim } from './errors';
 import { GradientAccumulator } from './gradientAccumulator';
+import { isStateWeight, stateFromWeights, stateToWeights } from './modelState';
 import { loadSavedWeights, weightsToSave } from './optimizerWeights';
 import { refuseForeignFit } from './peers';
 import { epochSchedule, epochScheduleTable } from './schedule';
+import type { AccumulatorState } from './state';
+import { checkState } from './stateFormat';
 
 /** A named tensor as tfjs optimizers exchange them (not re-exported by `@tensorflow/tfjs`). */
 type NamedTensor = { name: string; tensor: tf.Tensor };
@@ -13,6 +16,24 @@ const OWNER = 'AccumulatingOptimizer';
 
 /** Options of {@link AccumulatingOptimizer}: those of `GradientAccumulator` but `varList`, which `model.fit` decides. */
 export type AccumulatingOptimizerArgs = Omit<GradientAccumulatorArgs, 'varList'>;
+
+/**
+ * A batch reached an `AccumulatingOptimizer` without its callback announcing it (`trainOnBatch`,
+ * `optimizer.minimize`, or `fit` without `callbacks: [optimizer.callback()]`): its size and the
+ * epoch's end would be unknown and the training would silently differ from the big batch. Nothing
+ * was changed.
+ */
+export class MissingCallbackError extends Error {
+  override name = 'MissingCallbackError';
+}
+
+/** tfjs's `CustomCallback` that keeps the model it fits (tfjs calls `setModel` on every callback; the base one drops it). */
+class FitCallback extends tf.CustomCallback {
+  fitted: tf.LayersModel | null = null;
+  override setModel(model: Parameters<tf.CustomCallback['setModel']>[0]): void {
+    this.fitted = model as unknown as tf.LayersModel;
+  }
+}
 
 /**
  * A `tf.Optimizer` that makes `model.fit` accumulate: it adds each batch's gradient and updates
@@ -25,18 +46,21 @@ export type AccumulatingOptimizerArgs = Omit<GradientAccumulatorArgs, 'varList'>
  * await model.fit(xs, ys, { batchSize: 16, callbacks: [optimizer.callback()] });
  * ```
  *
+ * Its callback is required: it tells the optimizer each batch's size (so a short last batch is
+ * weighted exactly under `"per-sample"` averaging), the epoch (for an `epochSchedule`; it
+ * follows `initialEpoch`) and the epoch's last batch, on which it applies a short last window
+ * before tfjs computes the validation loss. A batch without it is refused by name
+ * ({@link MissingCallbackError}); so are the callback of another optimizer and a window left open
+ * by another model's batches. For a loop of your own, use `GradientAccumulator`.
+ *
  * The variables trained follow what `model.fit` hands over at every batch: freeze a layer,
  * recompile with the same optimizer, and it stops training; unfreeze it and it trains again
  * (a variable seen for the first time gets an accumulator).
  *
- * The callback is optional but recommended: it tells the optimizer each batch's size, so a short
- * last batch is weighted exactly under `"per-sample"` averaging, and it applies a short last
- * window on the epoch's last batch, before tfjs computes the validation loss, so that `val_loss`
- * describes the weights after the epoch's last update. Without it every batch counts once and a
- * partial window carries over into the next epoch (as in Keras 3).
- *
  * Saved with `model.save(…, { includeOptimizer: true })` it is restored by `tf.loadLayersModel`
- * with its wrapped optimizer, `accumulationSteps`, averaging, clipping and non-finite policy.
+ * with its options, its wrapped optimizer and the accumulator's whole state (counters and epoch,
+ * the open window and its sums, the norm history, the averages): the next `fit` continues bit
+ * for bit. The state joins the loaded model's variables when its first `fit` begins.
  *
  * Note: `iterations` counts updates, not batches, so schedules built on it see update steps.
  */
@@ -49,12 +73,16 @@ export class AccumulatingOptimizer extends tf.Optimizer {
   readonly accumulator: GradientAccumulator;
   /** What the last batch did, or null before the first. */
   lastStep: StepResult | null = null;
-  /** The current batch's logs object from `model.fit`, read when its gradient arrives. */
-  private batchLogs: tf.Logs | null = null;
-  /** Whether the current batch is its epoch's last (known from the fit's params). */
-  private lastBatchOfEpoch = false;
+  /** The batch model.fit is about to apply, as its callback announced it: its logs (tfjs fills in `size`) and whether it ends the epoch. */
+  private announced: { logs: tf.Logs | null; last: boolean } | null = null;
   /** Whether the epoch already ended on its last batch. */
   private epochEnded = false;
+  /** The model the callback last saw fitting: its `originalName`s name the state's variables when saved. */
+  private model: tf.LayersModel | null = null;
+  /** A state loaded with the model (`setWeights`), restored onto the model's variables when its first fit begins. */
+  private loaded: AccumulatorState | null = null;
+  /** Tensors the last `getWeights` created for tfjs to save, freed at the next one or at `dispose`. */
+  private saved: tf.Tensor[] = [];
 
   constructor(args: AccumulatingOptimizerArgs) {
     super();
@@ -69,27 +97,38 @@ export class AccumulatingOptimizer extends tf.Optimizer {
     return this.accumulator.optimizer;
   }
 
-  /** Adds one batch's gradient; on the window's last batch (or the epoch's, with the callback), updates the weights. */
+  /** Updates applied: the accumulator's `updateStep`, one count for both. */
+  override get iterations(): number {
+    return this.accumulator.updateStep;
+  }
+
+  /** Adds one batch's gradient; on the window's last batch (or the epoch's), updates the weights. */
   applyGradients(variableGradients: tf.NamedTensorMap | NamedTensor[]): void {
+    const batch = this.announced;
+    if (batch === null) {
+      throw new MissingCallbackError(
+        `${OWNER}: a batch arrived that its callback did not announce, so its size and the epoch's end are unknown. ` +
+          "Pass callbacks: [optimizer.callback()] to model.fit or model.fitDataset, with this optimizer's callback. " +
+          'trainOnBatch and optimizer.minimize cannot tell it: use GradientAccumulator in a loop of your own. Nothing was changed.',
+      );
+    }
     const grads: tf.NamedTensorMap = Array.isArray(variableGradients)
       ? Object.fromEntries(variableGradients.map((g) => [g.name, g.tensor]))
       : variableGradients;
-    const size = this.batchLogs?.size;
-    const last = this.lastBatchOfEpoch;
-    this.batchLogs = null;
-    this.lastBatchOfEpoch = false;
+    const size = batch.logs?.size;
+    this.announced = null;
     this.lastStep = this.accumulator.addGradients(grads, typeof size === 'number' ? size : null);
-    if (this.lastStep.applied) this.incrementIterations();
-    if (last) {
+    if (batch.last) {
       // tfjs computes validation right after this batch, before onEpochEnd: end the epoch now.
       this.epochEnded = true;
-      if (this.accumulator.endEpoch()?.applied) this.incrementIterations();
+      this.accumulator.endEpoch();
     }
   }
 
   /**
-   * A `model.fit` / `model.fitDataset` callback that reports each batch's size and ends each
-   * epoch on its last batch (a short last window is applied before validation).
+   * The `model.fit` / `model.fitDataset` callback this optimizer needs: it announces each batch
+   * (its size), follows the fit's epochs and ends each epoch on its last batch (a short last
+   * window is applied before validation).
    *
    * The last batch is known from the fit's params: `ceil(samples / batchSize)` for `fit`, and
    * `batchesPerEpoch` or the dataset's size for `fitDataset`. With validation data and no way to
@@ -99,8 +138,10 @@ export class AccumulatingOptimizer extends tf.Optimizer {
    */
   callback(): tf.CustomCallback {
     let batchesPerEpoch: number | null = null;
-    const callback: tf.CustomCallback = new tf.CustomCallback({
+    const callback: FitCallback = new FitCallback({
       onTrainBegin: async () => {
+        this.announced = null;
+        await this.bind(callback.fitted);
         const p = callback.params as { samples?: number | null; batchSize?: number | null; steps?: number | null; doValidation?: boolean };
         batchesPerEpoch = p.steps ?? (p.samples != null && p.batchSize != null ? Math.ceil(p.samples / p.batchSize) : null);
         if (p.doValidation === true && batchesPerEpoch === null) {
@@ -110,28 +151,62 @@ export class AccumulatingOptimizer extends tf.Optimizer {
           );
         }
       },
-      onEpochBegin: async () => {
+      onEpochBegin: async (epoch) => {
         this.epochEnded = false;
+        // A fit resumed with initialEpoch starts the schedule there; a later fit that counts from 0 again goes on from ours.
+        while (this.accumulator.epoch < epoch) this.accumulator.endEpoch({ flush: false });
       },
       onBatchBegin: async (batch, logs) => {
         // Note: tfjs-layers writes `size` into this logs object only after onBatchBegin returns
         // (its docs say before), but before the batch's gradient is computed, so we keep the
         // object and read the size in applyGradients.
-        this.batchLogs = logs ?? null;
-        this.lastBatchOfEpoch = batchesPerEpoch !== null && batch === batchesPerEpoch - 1;
+        this.announced = { logs: logs ?? null, last: batchesPerEpoch !== null && batch === batchesPerEpoch - 1 };
       },
       onEpochEnd: async () => {
-        if (this.epochEnded) return;
-        if (this.accumulator.endEpoch()?.applied) this.incrementIterations();
+        if (!this.epochEnded) this.accumulator.endEpoch();
+      },
+      onTrainEnd: async () => {
+        this.announced = null;
       },
     });
     // Another copy of tfjs in the process would loop on this callback: refuse it by name.
     return refuseForeignFit(callback, `${OWNER}.callback`);
   }
 
+  /**
+   * At the start of a fit: checks that the model fitting uses this optimizer, restores a state
+   * loaded with it onto its variables, and refuses a window left open by another model.
+   */
+  private async bind(model: tf.LayersModel | null): Promise<void> {
+    if (model === null || model.optimizer !== this) {
+      throw argumentError(`${OWNER}.callback`, 'callbacks', "the callback of the optimizer the model was compiled with (optimizer.callback() of model.optimizer)", model === null ? undefined : model.optimizer);
+    }
+    this.model = model;
+    if (this.loaded !== null) {
+      const byOriginal = new Map(model.weights.map((w) => [w.originalName, (w.read() as tf.Variable).name]));
+      const rename = (name: string) => {
+        const found = byOriginal.get(name);
+        if (found === undefined) throw argumentError(`${OWNER}.callback`, 'the model', `a model with the weight "${name}" that the saved accumulator state trains (the model it was saved with)`, verbatimList(byOriginal));
+        return found;
+      };
+      const s = this.loaded;
+      const state = { ...s, window: { ...s.window, touched: s.window.touched.map(rename) }, accumulators: s.accumulators.map((a) => ({ ...a, name: rename(a.name) })), ema: s.ema?.map((e) => (e === null ? null : { ...e, name: rename(e.name) })) ?? null };
+      await this.accumulator.setState(state, { includeOptimizer: false });
+      this.loaded = null;
+    }
+    const names = new Set(model.weights.map((w) => (w.read() as tf.Variable).name));
+    const stray = this.accumulator.state.window.touched.find((n) => !names.has(n));
+    if (stray !== undefined) {
+      throw new Error(
+        `${OWNER}.callback: the open window holds sums for "${stray}", which is no weight of the model being fit: an AccumulatingOptimizer trains one model. ` +
+          'Give each model its own optimizer, or apply that window first (optimizer.flush()).',
+      );
+    }
+  }
+
   /** Applies a short last window now (see `GradientAccumulator.flush`). */
   flush(): void {
-    if (this.accumulator.flush().applied) this.incrementIterations();
+    this.accumulator.flush();
   }
 
   /**
@@ -191,22 +266,43 @@ export class AccumulatingOptimizer extends tf.Optimizer {
   }
 
   /**
-   * The wrapped optimizer's weights (slot variables and its iteration count) and, for a built-in
-   * tfjs optimizer, its running scalars, so that a model saved with `includeOptimizer` resumes
-   * bit for bit (see `weightsToSave`).
+   * What `model.save(…, { includeOptimizer: true })` stores: the wrapped optimizer's weights (its
+   * slots and, for a built-in tfjs optimizer, its running scalars, see `weightsToSave`) and the
+   * accumulator's state (see modelState.ts), both taken at the call.
    */
   override async getWeights(): Promise<NamedTensor[]> {
-    return weightsToSave(this.inner);
+    const state = this.loaded ?? this.accumulator.getState({ includeOptimizer: false });
+    const inner = weightsToSave(this.inner);
+    const byName = new Map((this.model?.weights ?? []).map((w) => [(w.read() as tf.Variable).name, w.originalName]));
+    const ours = stateToWeights(await state, (name) => (this.loaded === null ? byName.get(name) ?? name : name));
+    const theirs = await inner;
+    tf.dispose(this.saved);
+    // The slot Variables are the optimizer's; the tensors made for this save (ours, its iteration count) are freed at the next save.
+    this.saved = [...ours, ...theirs].map((w) => w.tensor).filter((t) => !(t instanceof tf.Variable));
+    return [...theirs, ...ours];
   }
 
+  /** Loads what {@link getWeights} saved (or what an older version saved: the wrapped optimizer's weights alone). */
   override async setWeights(weightValues: NamedTensor[]): Promise<void> {
-    await loadSavedWeights(this.inner, weightValues);
+    const loaded = await stateFromWeights(`${OWNER}.setWeights`, weightValues.filter((w) => isStateWeight(w.name)));
+    // The layout is checked now; the variables when the first fit gives the model.
+    const checked = loaded === null ? null : checkState(`${OWNER}.setWeights`, loaded, this.accumulator.averaging);
+    await loadSavedWeights(this.inner, weightValues.filter((w) => !isStateWeight(w.name)));
+    this.loaded = checked;
   }
 
   /** Disposes the accumulators and the wrapped optimizer, which this optimizer owns. */
   override dispose(): void {
+    tf.dispose(this.saved);
+    this.saved = [];
     this.accumulator.dispose();
   }
+}
+
+/** The model's weight names, for an error message. */
+function verbatimList(names: Map<string, string>): unknown {
+  const list = [...names.keys()];
+  return verbatim(list.length === 0 ? 'a model without weights' : `a model with the weights ${list.slice(0, 4).map((n) => `"${n}"`).join(', ')}${list.length > 4 ? ', …' : ''}`);
 }
 
 tf.serialization.registerClass(AccumulatingOptimizer);

@@ -1,33 +1,66 @@
 import * as tf from '@tensorflow/tfjs';
+import { addChecked } from './addChecked';
 
 /**
- * The pure tensor math of gradient accumulation. Nothing here owns state or touches a Variable:
- * `GradientAccumulator` and `AccumulatingOptimizer` keep the state and call these functions
- * inside `tf.tidy`, and the tests check them directly.
+ * The pure tensor math of gradient accumulation: adding into the sums, the one division, the
+ * global norm and clipping. Nothing here owns state or touches a Variable: the update path
+ * (update.ts, applyWindow.ts) keeps the state and calls these functions, and the tests check
+ * them directly.
  */
 
 /**
- * Adds one micro-batch's gradient into a running sum: `sum + weight * gradient`.
+ * Adds gradients into running sums, `sum + factor · gradient` for each, and checks every new sum
+ * in the same pass: the one place where a gradient joins a sum (an accumulator's window, a
+ * parallel worker's part, `checkEquivalence`). Each add is `addChecked`, one kernel where the
+ * backend has it. A null gradient (the variable did not influence this micro-batch's loss)
+ * leaves its sum as it is; a null sum starts from the gradient.
  *
- * A missing gradient (the variable did not influence this micro-batch's loss) adds nothing.
- * A weight of 1 skips the multiply, because that is the common case and the multiply would be
- * a full extra pass over the parameters on every micro-step.
+ * Pure: no input is changed or disposed.
+ *
+ * @param factor What every gradient is multiplied by: the window's scale 2^−scale (see
+ *   `windowScale`), times the samples when the gradient is of a mean loss. 1 skips the multiply.
+ * @returns The new sums (new tensors where a gradient was added, the caller's own tensor or null
+ *   elsewhere) and `probe`, a float32 scalar: 0 when every new sum is finite, NaN as soon as one
+ *   element is NaN or ±Infinity.
  */
-export function addWeighted(sum: tf.Tensor, gradient: tf.Tensor | null | undefined, weight: number): tf.Tensor {
-  if (gradient == null) return sum.clone();
-  return weight === 1 ? tf.add(sum, gradient) : tf.add(sum, tf.mul(gradient, weight));
+export function addIntoSums(sums: readonly (tf.Tensor | null)[], gradients: readonly (tf.Tensor | null)[], factor: number): { sums: (tf.Tensor | null)[]; probe: tf.Scalar } {
+  if (sums.length !== gradients.length) throw new Error(`addIntoSums: ${sums.length} sums for ${gradients.length} gradients.`);
+  return tidy(() => {
+    const checks: tf.Scalar[] = [];
+    const next = gradients.map((g, i) => {
+      if (g === null) return sums[i];
+      const added = addChecked(sums[i], g, factor);
+      checks.push(added.check);
+      return added.sum;
+    });
+    const probe = checks.length === 0 ? tf.scalar(0) : checks.length === 1 ? checks[0] : (tf.addN(checks) as tf.Scalar);
+    return { sums: next, probe };
+  });
 }
 
 /**
- * Turns summed gradients into the gradient of the mean loss over the window.
+ * Turns summed gradients into the gradient of the mean loss over the window: the one division.
  *
  * Dividing once at the end, by the weight actually seen, is what makes uneven micro-batches and
  * a short last window exact. For a full window of equal micro-batches it equals the usual rule
  * of scaling every micro-batch loss by `1 / accumulationSteps`.
+ *
+ * @param scale The sums are held times 2^−scale (see `windowScale`); dividing by
+ *   `totalWeight · 2^−scale` gives bit for bit the division of the unscaled sums.
  */
-export function averageGradients(sums: tf.Tensor[], totalWeight: number): tf.Tensor[] {
+export function averageGradients(sums: tf.Tensor[], totalWeight: number, scale = 0): tf.Tensor[] {
   if (!(totalWeight > 0)) throw new Error(`averageGradients: totalWeight must be > 0; got ${totalWeight}.`);
-  return sums.map((s) => tf.div(s, totalWeight));
+  const divisor = totalWeight * 2 ** -scale;
+  return tidy(() => sums.map((s) => tf.div(s, divisor)));
+}
+
+/**
+ * `tf.tidy` for results that hold nulls beside tensors (a gradient per variable, null where a
+ * variable has none). tfjs walks such containers and skips the nulls at run time; only its
+ * `TensorContainer` type refuses them.
+ */
+export function tidy<T>(fn: () => T): T {
+  return tf.tidy(fn as unknown as () => tf.TensorContainer) as unknown as T;
 }
 
 /**

@@ -4,7 +4,9 @@ import { LearningRateSchedule, learningRateOf } from './learningRate';
 import { NON_FINITE_POLICIES, NonFinitePolicy } from './nonFinite';
 import { AccumulationSchedule, checkAccumulationSteps } from './schedule';
 import { TrainableVariable, checkVarList } from './varList';
-import { Averaging, Counters, OpenWindow } from './state';
+import { isBiasOrNormalization } from './applyWindow';
+import type { WeightDecay } from './applyWindow';
+import type { Averaging, OpenWindow } from './state';
 
 /**
  * The accumulator's options and results: the vocabulary shared by `GradientAccumulator`,
@@ -12,14 +14,8 @@ import { Averaging, Counters, OpenWindow } from './state';
  */
 
 export type { TrainableVariable } from './varList';
-
-/** Decoupled weight decay: `w ← w − learningRate · rate · w` once per applied update. */
-export interface WeightDecay {
-  /** The decay rate λ (AdamW's `weight_decay`). */
-  rate: number;
-  /** Variables to leave undecayed (true = excluded). */
-  exclude: (variable: tf.Variable) => boolean;
-}
+export { isBiasOrNormalization } from './applyWindow';
+export type { WeightDecay } from './applyWindow';
 
 /** Options of {@link GradientAccumulator}. */
 export interface GradientAccumulatorArgs {
@@ -113,14 +109,6 @@ export interface WeightDecayArgs {
   exclude?: (variable: tf.Variable) => boolean;
 }
 
-/**
- * True for a bias or a normalization layer's parameter, by tfjs-layers' variable names
- * (`…/bias`, `…/gamma`, `…/beta`, and the moving statistics).
- */
-export function isBiasOrNormalization(variable: tf.Variable): boolean {
-  return /\/(bias|gamma|beta|moving_mean|moving_variance)(_\d+)?$/.test(variable.name);
-}
-
 /** Every key of {@link GradientAccumulatorArgs}, for the unknown-key check. */
 export const ACCUMULATOR_ARG_KEYS = ['optimizer', 'accumulationSteps', 'varList', 'averaging', 'clipNorm', 'nonFinite', 'learningRate', 'skipLargeUpdates', 'weightDecay', 'ema'] as const;
 
@@ -148,6 +136,10 @@ export function checkAccumulatorArgs(owner: string, args: GradientAccumulatorArg
   // would fail inside tfjs with "Cannot read properties of undefined"; test for an object first.
   if (args.optimizer === null || typeof args.optimizer !== 'object' || !(args.optimizer instanceof tf.Optimizer)) {
     throw argumentError(owner, 'optimizer', 'a tf.Optimizer (e.g. tf.train.sgd(0.01), tf.train.adam())', args.optimizer);
+  }
+  // An accumulator inside an accumulator would report updates that only added to a window.
+  if (args.optimizer.getClassName() === 'AccumulatingOptimizer') {
+    throw argumentError(owner, 'optimizer', "an optimizer that applies its gradients (tf.train.sgd, tf.train.adam, …); an AccumulatingOptimizer only accumulates them: pass its wrapped optimizer instead, or use it with model.fit", verbatim('an AccumulatingOptimizer'));
   }
   const averaging = args.averaging ?? 'per-sample';
   if (averaging !== 'per-sample' && averaging !== 'per-micro-batch') {
@@ -284,22 +276,4 @@ export interface MicroStepOutcome {
   applied: boolean;
   gradientNorm: number | null;
   windowSize: number;
-}
-
-/** A micro-step's result, from what it did and the counters just committed. */
-export function stepResult(counters: Counters, r: MicroStepOutcome): StepResult {
-  const { loss, sampleCount, window } = r;
-  return {
-    loss,
-    windowLoss: window.lossSum === null || window.weight === 0 ? null : window.lossSum / window.weight,
-    sampleCount,
-    applied: r.applied,
-    skipped: r.skipped,
-    microStep: counters.microStep,
-    updateStep: counters.updateStep,
-    epoch: counters.epoch,
-    windowPosition: window.microBatches,
-    accumulationSteps: r.windowSize,
-    gradientNorm: r.gradientNorm,
-  };
 }

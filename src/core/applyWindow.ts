@@ -1,11 +1,35 @@
 import * as tf from '@tensorflow/tfjs';
-import { clipByGlobalNorm, scaledGlobalNorm } from './accumulation';
-import { learningRateOf, setLearningRate } from './learningRate';
-import type { CheckedAccumulatorArgs, WeightDecay } from './accumulatorArgs';
+import { averageGradients, clipByGlobalNorm, scaledGlobalNorm, tidy } from './accumulation';
+import { LearningRateSchedule, learningRateOf, setLearningRate } from './learningRate';
 import { argumentError } from './errors';
 import { snapshotOptimizer } from './optimizerSnapshot';
 import type { AccumulatorCore } from './state';
-import { tidy } from './tidy';
+
+/**
+ * The default of `weightDecay.exclude`, here beside the decay it steers: true for a bias or a
+ * normalization layer's parameter, by tfjs-layers' variable names (`…/bias`, `…/gamma`,
+ * `…/beta`, and the moving statistics).
+ */
+export function isBiasOrNormalization(variable: tf.Variable): boolean {
+  return /\/(bias|gamma|beta|moving_mean|moving_variance)(_\d+)?$/.test(variable.name);
+}
+
+/** Decoupled weight decay: `w ← w − learningRate · rate · w` once per applied update. */
+export interface WeightDecay {
+  /** The decay rate λ (AdamW's `weight_decay`). */
+  rate: number;
+  /** Variables to leave undecayed (true = excluded). */
+  exclude: (variable: tf.Variable) => boolean;
+}
+
+/**
+ * What the update reads of the accumulator's options (checked, see `CheckedAccumulatorArgs`,
+ * which has these), named here so that this file imports nothing of the options' file.
+ */
+export interface UpdateOptions {
+  learningRate: LearningRateSchedule | null;
+  skipLargeUpdates: { maxNorm: number | null; factor: number | null; history: number } | null;
+}
 
 /** What {@link applyWindow} needs: the window's sums and the optimizer that applies them. */
 export interface ApplyWindowArgs {
@@ -17,6 +41,8 @@ export interface ApplyWindowArgs {
   sums: (tf.Tensor | null)[];
   /** Samples (or units, or counts) the window holds: the sums are divided by it. */
   weight: number;
+  /** The sums are held times 2^−scale (the window's scale, see `windowScale`). */
+  scale: number;
   /** Clip the averaged gradient to this global norm; null for no clipping. */
   clipNorm: number | null;
   /** Skip the update when the averaged gradient's norm is above this; null never skips. */
@@ -50,8 +76,7 @@ export interface WindowApplied {
  */
 export function applyWindow(args: ApplyWindowArgs): WindowApplied {
   const { optimizer, variables: order, sums, weight, clipNorm, maxNorm } = args;
-  const present = sums.filter((s): s is tf.Tensor => s !== null);
-  const averaged = tidy(() => present.map((s) => tf.div(s, weight)));
+  const averaged = averageGradients(sums.filter((s): s is tf.Tensor => s !== null), weight, args.scale);
   let gradientNorm: number | null = null;
   if (clipNorm !== null || maxNorm !== null || args.measureNorm) {
     const factors = tidy(() => {
@@ -114,7 +139,7 @@ export function applyWindow(args: ApplyWindowArgs): WindowApplied {
  * the schedule at the number of updates applied so far, and the smaller of `maxNorm` and
  * `factor` × the median of the recent norms (once `history` of them exist).
  */
-export function updateSettings(owner: string, options: CheckedAccumulatorArgs, core: AccumulatorCore): { rate: number | null; maxNorm: number | null } {
+export function updateSettings(owner: string, options: UpdateOptions, core: AccumulatorCore): { rate: number | null; maxNorm: number | null } {
   const { updateStep } = core.counters;
   const rate = options.learningRate === null ? null : options.learningRate(updateStep);
   if (rate !== null && !(Number.isFinite(rate) && rate >= 0)) {
@@ -131,7 +156,7 @@ export function updateSettings(owner: string, options: CheckedAccumulatorArgs, c
 }
 
 /** Adds an applied update's norm to the history the relative skip threshold reads. */
-export function recordNorm(core: AccumulatorCore, skip: CheckedAccumulatorArgs['skipLargeUpdates'], norm: number | null): AccumulatorCore {
+export function recordNorm(core: AccumulatorCore, skip: UpdateOptions['skipLargeUpdates'], norm: number | null): AccumulatorCore {
   if (skip?.factor == null || norm === null) return core;
   return { ...core, recentNorms: [...core.recentNorms, norm].slice(-skip.history) };
 }

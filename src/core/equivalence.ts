@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
-import { addWeighted, averageGradients } from './accumulation';
-import { argumentError, checkKeys, isPositiveFinite, isPositiveInteger } from './errors';
+import { addIntoSums, averageGradients } from './accumulation';
+import { argumentError, checkKeys, describe, isPositiveFinite, isPositiveInteger, verbatim } from './errors';
 import { safeVariableGrads } from './lossGradient';
 
 /** Options of {@link checkEquivalence}. */
@@ -13,7 +13,11 @@ export interface CheckEquivalenceArgs {
   ys: tf.Tensor;
   /** Micro-batches to split the batch into (sizes as equal as possible). Default 4. */
   accumulationSteps?: number;
-  /** The mean loss of a batch, `(yTrue, yPred) => scalar`. Default: mean squared error. */
+  /**
+   * The loss of a batch, `(yTrue, yPred) => …`: a scalar mean, or a 1-D per-sample loss (the form
+   * `GradientAccumulator.step` takes for exact per-sample averaging; its mean is used here).
+   * Default: mean squared error.
+   */
   loss?: (yTrue: tf.Tensor, yPred: tf.Tensor) => tf.Tensor;
   /**
    * Largest relative difference always counted as equal. Default 1e-5. The bound actually used
@@ -103,9 +107,15 @@ export function checkEquivalence(args: CheckEquivalenceArgs): EquivalenceReport 
   if (vars.length === 0) throw argumentError(OWNER, 'model', 'a model with trainable weights', model);
   const saved = model.weights.map((w) => w.read().clone());
   const restore = () => model.weights.forEach((w, i) => w.write(saved[i]));
+  const meanLoss = (y: tf.Tensor, x: tf.Tensor): tf.Scalar => {
+    const out = loss(y, model.apply(x, { training: true }) as tf.Tensor);
+    if (out instanceof tf.Tensor && out.rank === 0) return out as tf.Scalar;
+    if (out instanceof tf.Tensor && out.rank === 1) return tf.mean(out) as tf.Scalar;
+    throw argumentError(OWNER, 'loss', 'a function (yTrue, yPred) => a scalar mean loss or a 1-D per-sample loss', verbatim(`a function that returned ${describe(out)}`));
+  };
   const gradientOf = (x: tf.Tensor, y: tf.Tensor): tf.Tensor[] =>
     tf.tidy(() => {
-      const { gradients } = safeVariableGrads(OWNER, () => loss(y, model.apply(x, { training: true }) as tf.Tensor) as tf.Scalar, vars);
+      const { gradients } = safeVariableGrads(OWNER, () => meanLoss(y, x), vars);
       return vars.map((v, i) => gradients[i] ?? tf.zerosLike(v));
     });
 
@@ -132,9 +142,9 @@ export function checkEquivalence(args: CheckEquivalenceArgs): EquivalenceReport 
         const g = gradientOf(xParts[k], yParts[k]);
         restore();
         // Each micro-batch's mean gradient weighted by its size: exact for uneven splits too.
-        const next = tf.tidy(() => sums.map((s, i) => addWeighted(s, g[i], size)));
-        tf.dispose([...sums, ...g]);
-        sums = next;
+        const { sums: next, probe } = addIntoSums(sums, g, size);
+        tf.dispose([...sums, ...g, probe]);
+        sums = next as tf.Tensor[];
       });
       const accumulated = averageGradients(sums, batch);
       const relative = (a: tf.Tensor[], b: tf.Tensor[]) =>

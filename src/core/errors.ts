@@ -79,3 +79,9 @@ export function checkOptions<T extends object>(owner: string, parameter: string,
   checkKeys(owner, parameter, value, accepted);
   return value as T;
 }
+
+/** Checks an optional boolean option, so that `{ keepOptimizer: 1 }` or `{ flush: 'no' }` is refused instead of read as truthy or falsy. */
+export function checkBoolean(owner: string, parameter: string, value: unknown): boolean | undefined {
+  if (value !== undefined && typeof value !== 'boolean') throw argumentError(owner, parameter, 'true, false or left out', value);
+  return value;
+}

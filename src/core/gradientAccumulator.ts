@@ -1,19 +1,20 @@
 import * as tf from '@tensorflow/tfjs';
-import { CheckedAccumulatorArgs, checkAccumulatorArgs, GradientAccumulatorArgs, MicroStepOutcome, StepOptions, StepResult, stepResult, UpdateResult } from './accumulatorArgs';
+import { CheckedAccumulatorArgs, checkAccumulatorArgs, GradientAccumulatorArgs, StepOptions, StepResult, UpdateResult } from './accumulatorArgs';
 import { AverageSwap, finalizeAverages } from './ema';
+import { argumentError, checkBoolean, checkOptions, isPositiveFinite, isPositiveInteger } from './errors';
 import { externalGradients } from './externalGradients';
-import { PendingGuard } from './pendingGuard';
-import { argumentError, checkOptions, isPositiveInteger, verbatim } from './errors';
-import { CountedLoss, LossCount, microBatchGradients } from './lossGradient';
-import { NonFinitePolicy } from './nonFinite';
 import { checkGradientSums, GradientSumsArgs } from './gradientSums';
+import { CountedLoss, microBatchGradients } from './lossGradient';
+import { NonFinitePolicy } from './nonFinite';
 import { checkOptimizerAlive, releaseOptimizer } from './optimizerSnapshot';
+import { PendingGuard } from './pendingGuard';
 import { AccumulationSchedule, resolveAccumulationSteps } from './schedule';
-import { ACCUMULATOR_STATE_FORMAT, AccumulatorCore, AccumulatorState, Averaging, checkState, checkUnit, copyCore, initialCore, SetStateArgs } from './state';
+import { ACCUMULATOR_STATE_FORMAT, AccumulatorCore, AccumulatorState, Averaging, copyCore, HeldState, initialCore, openedCore, SetStateArgs, windowScale } from './state';
 import { captureTensors, readCaptured } from './stateCapture';
+import { checkState } from './stateFormat';
 import { commitSlots, planRestore } from './stateRestore';
+import { addContribution, Contribution, flushWindow, skipNonFinite, stepResult, UpdateConfig, updateResult, WindowPlan } from './update';
 import { defaultVarList } from './varList';
-import { addContribution, Counted, flushWindow, skipNonFinite, Slot, UpdateState, updateResult } from './windowUpdate';
 
 export type { GradientAccumulatorArgs, StepOptions, StepResult, TrainableVariable, UpdateResult } from './accumulatorArgs';
 export type { Averaging } from './state';
@@ -31,10 +32,11 @@ const OWNER = 'GradientAccumulator';
  * (non-trainable Variables shaped like the weights). On the window's last micro-step the averaged
  * gradient is clipped if asked, applied with the wrapped optimizer, and the window starts over.
  *
- * State: counters and the open window are one plain object (`AccumulatorCore`), replaced whole
- * when a micro-step commits; a call that throws commits nothing. Each public call keeps its
- * validate-then-commit sequence here; what a contribution's sums do to the state (join the
- * window, or close it) is the update path of windowUpdate.ts, which returns the state to commit.
+ * A thin shell over one state object (`HeldState`, state.ts) and one update path (update.ts):
+ * each call validates its arguments, calls the update path, and replaces its state with the one
+ * returned. A call that throws commits nothing. `getState` writes that state out and `setState`
+ * reads it back; `AccumulatingOptimizer` saves it with the model, `ParallelAccumulator` trains
+ * on it from worker threads.
  *
  * ```ts
  * const acc = new GradientAccumulator({ optimizer: tf.train.sgd(0.01), accumulationSteps: 4 });
@@ -55,14 +57,15 @@ export class GradientAccumulator {
   readonly clipNorm: number | null;
   /** The non-finite policy in use. */
   readonly nonFinite: NonFinitePolicy;
-
-  private readonly varList: tf.Variable[] | null;
   /** Every option, checked, with its default filled in. */
   readonly options: CheckedAccumulatorArgs;
-  private slots: Slot[] = [];
+
+  private readonly varList: tf.Variable[] | null;
+  private readonly config: UpdateConfig;
+  /** The whole state: counters, the open window and its sums, the norm history, the averages. Replaced whole by a call that commits. */
+  private held: HeldState;
   /** Whether the weights hold their EMA now (between the two swaps of `withAveragedWeights`). */
-  private readonly averages = new AverageSwap(OWNER, () => this.slots);
-  private core: AccumulatorCore = initialCore();
+  private readonly averages = new AverageSwap(OWNER, () => this.held.slots);
   private disposed = false;
   /** Refuses changes while a setState (or a getState through a custom optimizer's getWeights) is half-way. */
   private readonly guard = new PendingGuard(OWNER);
@@ -77,30 +80,31 @@ export class GradientAccumulator {
     this.nonFinite = checked.nonFinite;
     this.varList = checked.varList;
     this.options = checked;
+    this.config = { owner: OWNER, options: checked };
     // With a varList, the optimizer sees the variables in its order from the first update on.
-    this.slots = (this.varList ?? []).map((variable) => ({ variable, accumulator: null, ema: null }));
+    this.held = { core: initialCore(), slots: (this.varList ?? []).map((variable) => ({ variable, accumulator: null, ema: null })) };
   }
 
   /** Micro-steps taken so far. */
-  get microStep(): number { return this.core.counters.microStep; }
+  get microStep(): number { return this.held.core.counters.microStep; }
   /** Updates applied so far: the counter for learning-rate schedules and logs. */
-  get updateStep(): number { return this.core.counters.updateStep; }
+  get updateStep(): number { return this.held.core.counters.updateStep; }
   /** Epochs completed so far. */
-  get epoch(): number { return this.core.counters.epoch; }
+  get epoch(): number { return this.held.core.counters.epoch; }
   /** Micro-batches dropped for non-finite values (under either skip policy). */
-  get skippedMicroBatches(): number { return this.core.counters.skippedMicroBatches; }
+  get skippedMicroBatches(): number { return this.held.core.counters.skippedMicroBatches; }
   /** Windows dropped under `"skip-window"`. */
-  get skippedWindows(): number { return this.core.counters.skippedWindows; }
+  get skippedWindows(): number { return this.held.core.counters.skippedWindows; }
   /** Windows skipped because their gradient norm was too large (see `skipLargeUpdates`). */
-  get skippedLargeUpdates(): number { return this.core.counters.skippedLargeUpdates; }
+  get skippedLargeUpdates(): number { return this.held.core.counters.skippedLargeUpdates; }
   /** Micro-batches counted in the window now open (0 right after an update). */
-  get pendingMicroBatches(): number { return this.core.window.microBatches; }
+  get pendingMicroBatches(): number { return this.held.core.window.microBatches; }
   /** The variables that have received a gradient so far, in the order the optimizer sees them; null before any. */
-  get variables(): readonly tf.Variable[] | null { return this.slots.length === 0 ? null : this.slots.map((s) => s.variable); }
-  /** A copy of the counters and the open window. */
-  get state(): AccumulatorCore { return copyCore(this.core); }
+  get variables(): readonly tf.Variable[] | null { return this.held.slots.length === 0 ? null : this.held.slots.map((s) => s.variable); }
+  /** A copy of the counters, the open window and the norm history. */
+  get state(): AccumulatorCore { return copyCore(this.held.core); }
   /** Micro-batches of the window now open, or of the next one (its schedule read now). */
-  get windowSize(): number { return this.core.window.size ?? this.resolveWindowSize(); }
+  get windowSize(): number { return this.held.core.window.size ?? this.resolveWindowSize(); }
 
   /**
    * One micro-step: computes this micro-batch's loss and gradient, adds the gradient to the
@@ -121,10 +125,19 @@ export class GradientAccumulator {
     if (sampleCount !== undefined && !isPositiveInteger(sampleCount)) {
       throw argumentError(OWNER, 'sampleCount', 'a positive integer (the micro-batch size), or left out', sampleCount);
     }
+    this.averages.refuseInside('a micro-step (step, addGradients, addGradientSums)');
     const handed = this.varList ?? defaultVarList(OWNER);
-    const { gradients, meanLoss, counted, count } = microBatchGradients(OWNER, this.averaging, lossFn, handed, sampleCount);
+    // A window opening now gets its scale from this micro-batch's count, known inside lossFn's
+    // tape; the scale multiplies the objective there, so the gradient comes out scaled.
+    const open = this.held.core.window;
+    let plan: WindowPlan = { size: open.size ?? this.resolveWindowSize(), scale: open.scale };
+    const factorFor = (count: number) => {
+      if (open.size === null) plan = { size: plan.size, scale: windowScale(plan.size, Number.isNaN(count) ? 1 : count) };
+      return 2 ** -plan.scale;
+    };
+    const { gradients, meanLoss, counted, count } = microBatchGradients(OWNER, this.averaging, lossFn, handed, sampleCount, undefined, factorFor);
     try {
-      return this.accumulate(handed, gradients, meanLoss, { ...counted, weight: 1 }, count);
+      return this.accumulate({ handed, gradients, factor: 1, meanLoss, countTensor: count, count: counted.count, unit: counted.unit, microBatches: 1 }, plan);
     } finally {
       tf.dispose([...gradients.filter((g): g is tf.Tensor => g !== null), meanLoss, ...(count === null ? [] : [count])]);
     }
@@ -147,10 +160,13 @@ export class GradientAccumulator {
     if (sampleCount !== null && !isPositiveInteger(sampleCount)) {
       throw argumentError(OWNER, 'sampleCount', 'a positive integer (the micro-batch size), or null', sampleCount);
     }
+    this.averages.refuseInside('a micro-step (step, addGradients, addGradientSums)');
     const { handed, gradients } = externalGradients(OWNER, grads, this.varList);
-    const perSample = this.averaging === 'per-sample' && sampleCount !== null;
-    const counted: LossCount = perSample ? { count: sampleCount, unit: 'samples', weight: sampleCount } : { count: 1, unit: 'micro-batches', weight: 1 };
-    return this.accumulate(handed, gradients, null, counted);
+    const samples = this.averaging === 'per-sample' && sampleCount !== null ? sampleCount : null;
+    const plan = this.plan(samples ?? 1);
+    // A mean gradient counts as the sum over its samples: scaled by them, and by the window's scale.
+    const factor = (samples ?? 1) * 2 ** -plan.scale;
+    return this.accumulate({ handed, gradients, factor, meanLoss: null, countTensor: null, count: samples ?? 1, unit: samples === null ? 'micro-batches' : 'samples', microBatches: 1 }, plan);
   }
 
   /**
@@ -166,7 +182,10 @@ export class GradientAccumulator {
     const resolve = (name: string) => (this.varList === null ? tf.engine().registeredVariables[name] ?? null : known.get(name) ?? null);
     const c = checkGradientSums(`${OWNER}.addGradientSums`, sums, args, this.averaging, resolve);
     this.checkRoom(`${OWNER}.addGradientSums`, 'args.microBatches', c.microBatches);
-    return this.accumulate(c.handed, c.gradients, null, { count: c.count, unit: c.unit, weight: 1, microBatches: c.microBatches, lossSum: c.lossSum });
+    this.averages.refuseInside('a micro-step (step, addGradients, addGradientSums)');
+    const plan = this.plan(c.count / c.microBatches);
+    const factor = 2 ** (c.scale - plan.scale);
+    return this.accumulate({ handed: c.handed, gradients: c.gradients, factor, meanLoss: null, countTensor: null, count: c.count, unit: c.unit, microBatches: c.microBatches, lossSum: c.lossSum }, plan);
   }
 
   /**
@@ -178,40 +197,42 @@ export class GradientAccumulator {
     this.checkAlive('addNonFinite');
     if (!isPositiveInteger(microBatches)) throw argumentError(`${OWNER}.addNonFinite`, 'microBatches', 'a positive integer', microBatches);
     if (this.nonFinite === 'skip-window') this.checkRoom(`${OWNER}.addNonFinite`, 'microBatches', microBatches);
-    const windowSize = this.windowSize;
-    const { core, window, skipped } = skipNonFinite(this.nonFinite, OWNER, this.core, windowSize, loss, microBatches);
-    this.core = core;
-    return this.result({ loss, sampleCount: 0, window, skipped, applied: false, gradientNorm: null, windowSize });
+    const plan = this.plan(1);
+    const { core, window, skipped } = skipNonFinite(this.config, openedCore(this.held.core, plan.size, plan.scale), loss, microBatches);
+    this.held = { core, slots: this.held.slots };
+    return stepResult(core.counters, { loss, sampleCount: 0, window, skipped, applied: false, gradientNorm: null, windowSize: plan.size });
   }
 
   /**
-   * The shared second half of a micro-step: checks that the contribution can join the open
-   * window, then commits the state the update path returns (see windowUpdate.ts), which is
-   * nothing when it throws.
+   * Opens the next window now, unless one is open, and returns it: its size (read from the
+   * schedule now) and its scale (the sums are held times 2^−scale; a contribution summed
+   * elsewhere multiplies each gradient by it, see `addGradientSums`). For a trainer that hands
+   * micro-batches out before they are added (`ParallelAccumulator`): a micro-batch in flight
+   * belongs to the window open when it left, whatever an `endEpoch` does meanwhile.
+   *
+   * @param firstCount What the window's first micro-batch counts (its samples), for the scale. Default 1.
    */
-  private accumulate(handed: tf.Variable[], gradients: (tf.Tensor | null)[], meanLoss: tf.Scalar | null, counted: Counted, count: tf.Scalar | null = null): StepResult {
-    this.averages.refuseInside('a micro-step (step, addGradients, addGradientSums)');
-    checkUnit(OWNER, this.core.window, counted.unit);
-    if (gradients.every((g) => g === null)) {
-      throw argumentError(OWNER, 'the micro-batch gradient', 'non-empty: at least one trained variable must receive a gradient', verbatim('no gradient for any variable'));
-    }
-    const windowSize = this.core.window.size ?? this.resolveWindowSize();
-    const { outcome } = this.commit(addContribution(this, OWNER, this.held, { handed, gradients, meanLoss, counted, count, windowSize }));
-    return this.result(outcome);
+  openWindow(firstCount = 1): { size: number; scale: number } {
+    this.checkAlive('openWindow');
+    if (!isPositiveFinite(firstCount)) throw argumentError(`${OWNER}.openWindow`, 'firstCount', 'a finite number > 0 (what the first micro-batch counts)', firstCount);
+    const plan = this.plan(firstCount);
+    this.held = { core: openedCore(this.held.core, plan.size, plan.scale), slots: this.held.slots };
+    return plan;
   }
 
   /**
    * Applies the window now open, even if it holds fewer than `accumulationSteps` micro-batches,
    * averaging over what it actually holds. Call it at the end of an epoch so the last samples
-   * are not lost or carried over. Does nothing on an empty window.
+   * are not lost or carried over. Does nothing on an empty window (but closes it, so that the
+   * next one reads the schedule again).
    */
   flush(): UpdateResult {
     this.checkAlive('flush');
-    const w = this.core.window;
-    if (w.microBatches === 0) return updateResult(w, this.core.counters.updateStep, { applied: false, skipped: null, gradientNorm: null });
-    this.averages.refuseInside('flush');
-    const { end } = this.commit(flushWindow(this, OWNER, this.held));
-    return updateResult(w, this.core.counters.updateStep, end);
+    const w = this.held.core.window;
+    if (w.microBatches > 0) this.averages.refuseInside('flush');
+    const { state, end } = flushWindow(this.config, this.held);
+    this.held = state;
+    return updateResult(w, state.core.counters.updateStep, end);
   }
 
   /**
@@ -221,11 +242,11 @@ export class GradientAccumulator {
   endEpoch(options?: { flush?: boolean }): UpdateResult | null {
     this.checkAlive('endEpoch');
     const { flush } = checkOptions<{ flush?: boolean }>(`${OWNER}.endEpoch`, 'options', options, ['flush']);
-    if (flush !== undefined && typeof flush !== 'boolean') throw argumentError(`${OWNER}.endEpoch`, 'flush', 'true, false or left out', flush);
+    checkBoolean(`${OWNER}.endEpoch`, 'flush', flush);
     const result = flush === false ? null : this.flush();
-    const next = copyCore(this.core);
+    const next = copyCore(this.held.core);
     next.counters.epoch += 1;
-    this.core = next;
+    this.held = { core: next, slots: this.held.slots };
     return result;
   }
 
@@ -243,17 +264,19 @@ export class GradientAccumulator {
     // Everything up to the first await runs at the call: the snapshot is taken there.
     this.checkAlive('getState');
     const { includeOptimizer } = checkOptions<{ includeOptimizer?: boolean }>(`${OWNER}.getState`, 'options', options, ['includeOptimizer']);
-    const core = copyCore(this.core);
-    const captured = captureTensors(this.slots, core.window.touched, includeOptimizer === false ? null : this.optimizer, this.options.ema === null ? null : { swapped: this.averages.swapped });
+    checkBoolean(`${OWNER}.getState`, 'includeOptimizer', includeOptimizer);
+    const core = copyCore(this.held.core);
+    const ema = this.options.ema === null ? null : { swapped: this.averages.swapped };
+    const captured = captureTensors(this.held.slots, core.window.touched, core.window.scale, includeOptimizer === false ? null : this.optimizer, ema);
     const read = async (): Promise<AccumulatorState> => ({ format: ACCUMULATOR_STATE_FORMAT, averaging: this.averaging, ...core, ...(await readCaptured(captured)) });
     return captured.pendingRead ? this.guard.during('getState', read) : read();
   }
 
   /**
-   * Restores a snapshot from `getState`, e.g. in a new process after loading the model's weights.
-   * Everything is checked first (types, finiteness, shapes per variable and per optimizer slot,
-   * counters, the window's consistency), then committed at once: a bad state throws and leaves
-   * this accumulator, its optimizer and the tensor count as they were.
+   * Restores a snapshot from `getState` (or one saved by an older version), e.g. in a new process
+   * after loading the model's weights. Everything is checked first (types, finiteness, shapes per
+   * variable and per optimizer slot, counters, the window's consistency), then committed at once:
+   * a bad state throws and leaves this accumulator, its optimizer and the tensor count as they were.
    */
   async setState(state: AccumulatorState, args?: SetStateArgs): Promise<void> {
     this.checkAlive('setState');
@@ -261,6 +284,7 @@ export class GradientAccumulator {
     this.averages.refuseInside('setState');
     const { matchBy = 'name', includeOptimizer } = checkOptions<SetStateArgs>(owner, 'args', args, ['matchBy', 'includeOptimizer']);
     if (matchBy !== 'name' && matchBy !== 'order') throw argumentError(owner, 'matchBy', '"name" or "order"', matchBy);
+    checkBoolean(owner, 'includeOptimizer', includeOptimizer);
     return this.guard.during('setState', () => this.restore(owner, checkState(owner, state, this.averaging), matchBy, includeOptimizer !== false));
   }
 
@@ -268,19 +292,16 @@ export class GradientAccumulator {
   private async restore(owner: string, checked: AccumulatorState, matchBy: 'name' | 'order', includeOptimizer: boolean): Promise<void> {
     const plan = await planRestore(owner, checked, {
       matchBy,
-      known: this.slots.map((s) => s.variable),
+      known: this.held.slots.map((s) => s.variable),
       candidates: this.varList ?? defaultVarList(OWNER),
       optimizer: includeOptimizer ? this.optimizer : null,
       withEma: this.options.ema !== null,
     });
     // All checks passed: commit. The optimizer first (an await only for a custom one), restored if it throws.
     await plan.commitOptimizer();
-    this.slots = commitSlots(this.slots, plan);
-    this.core = {
-      counters: { ...checked.counters },
-      window: { ...checked.window, touched: checked.window.touched.map((n) => plan.rename.get(n) ?? n) },
-      recentNorms: [...checked.recentNorms],
-    };
+    const { counters, window, recentNorms } = checked;
+    const core = copyCore({ counters, window: { ...window, touched: window.touched.map((n) => plan.rename.get(n) ?? n) }, recentNorms });
+    this.held = { core, slots: commitSlots(this.held.slots, plan, window.scale) };
   }
 
   /**
@@ -300,7 +321,7 @@ export class GradientAccumulator {
    */
   finalizeAveragedWeights(): void {
     this.checkAverages('finalizeAveragedWeights');
-    finalizeAverages(this.slots);
+    finalizeAverages(this.held.slots);
   }
 
   /** Refuses an EMA call without `ema`, or inside `withAveragedWeights`. */
@@ -318,39 +339,40 @@ export class GradientAccumulator {
    */
   dispose(options?: { keepOptimizer?: boolean }): void {
     const { keepOptimizer } = checkOptions<{ keepOptimizer?: boolean }>(`${OWNER}.dispose`, 'options', options, ['keepOptimizer']);
+    checkBoolean(`${OWNER}.dispose`, 'keepOptimizer', keepOptimizer);
     if (this.disposed) return;
     this.guard.check('dispose');
     // Inside withAveragedWeights: the model gets its trained weights back first.
     this.averages.swapBack();
-    tf.dispose(this.slots.flatMap((s) => [s.accumulator, s.ema]).filter((a): a is tf.Variable => a !== null));
-    this.slots = [];
+    tf.dispose(this.held.slots.flatMap((s) => [s.accumulator, s.ema]).filter((a): a is tf.Variable => a !== null));
+    this.held = { core: this.held.core, slots: [] };
     if (keepOptimizer !== true) releaseOptimizer(this.optimizer);
     this.disposed = true;
   }
 
   private resolveWindowSize(): number {
-    const { epoch, updateStep } = this.core.counters;
+    const { epoch, updateStep } = this.held.core.counters;
     return resolveAccumulationSteps(OWNER, this.accumulationSteps, { epoch, updateStep });
   }
 
-  /** The state the update path reads and replaces. */
-  private get held(): UpdateState { return { slots: this.slots, core: this.core }; }
-
-  /** Commits what the update path returned (both parts at once), and passes on what it did. */
-  private commit<T extends UpdateState>(done: T): T {
-    this.slots = done.slots;
-    this.core = done.core;
-    return done;
+  /** The window a contribution joins: the open one, or the next (its size read from the schedule now, its scale from `count`). */
+  private plan(count: number): WindowPlan {
+    const w = this.held.core.window;
+    if (w.size !== null) return { size: w.size, scale: w.scale };
+    const size = this.resolveWindowSize();
+    return { size, scale: windowScale(size, count) };
   }
 
-  /** A micro-step's result, from what it did and the (just committed) counters. */
-  private result(r: MicroStepOutcome): StepResult {
-    return stepResult(this.core.counters, r);
+  /** The shared second half of a micro-step: the update path, then the commit of the state it returned. */
+  private accumulate(c: Contribution, plan: WindowPlan): StepResult {
+    const { state, outcome } = addContribution(this.config, this.held, c, plan);
+    this.held = state;
+    return stepResult(state.core.counters, outcome);
   }
 
   /** Refuses a contribution of more micro-batches than the open window still takes (it cannot span two windows). */
   private checkRoom(owner: string, parameter: string, microBatches: number): void {
-    const room = this.windowSize - this.core.window.microBatches;
+    const room = this.windowSize - this.held.core.window.microBatches;
     if (microBatches > room) throw argumentError(owner, parameter, `at most ${room}, the micro-batches the open window still takes`, microBatches);
   }
 

@@ -28,6 +28,12 @@ export interface GradientSumsArgs {
   unit?: Unit;
   /** Σ (each micro-batch's mean loss × its count), for the window's loss; null or left out when unknown. */
   lossSum?: number | null;
+  /**
+   * The sums are held times 2^−scale: the scale `openWindow` returned for the window they join
+   * (a worker multiplies each gradient by it as it sums, so the sums cannot overflow float32).
+   * A whole number from 0 to 64. Default 0: the sums themselves.
+   */
+  scale?: number;
 }
 
 /** A checked contribution, in the accumulator's own terms. */
@@ -40,6 +46,7 @@ export interface CheckedGradientSums {
   unit: Unit;
   microBatches: number;
   lossSum: number | null;
+  scale: number;
 }
 
 /**
@@ -59,8 +66,8 @@ export function checkGradientSums(
   if (sums === null || typeof sums !== 'object' || Array.isArray(sums) || sums instanceof tf.Tensor) {
     throw argumentError(owner, 'sums', 'a map from variable name to summed gradient tensor', sums);
   }
-  if (args === undefined) throw argumentError(owner, 'args', 'an object { count, microBatches?, unit?, lossSum? }', args);
-  const o = checkOptions<GradientSumsArgs>(owner, 'args', args, ['count', 'microBatches', 'unit', 'lossSum']);
+  if (args === undefined) throw argumentError(owner, 'args', 'an object { count, microBatches?, unit?, lossSum?, scale? }', args);
+  const o = checkOptions<GradientSumsArgs>(owner, 'args', args, ['count', 'microBatches', 'unit', 'lossSum', 'scale']);
   const microBatches = o.microBatches ?? 1;
   if (!isPositiveInteger(microBatches)) throw argumentError(owner, 'args.microBatches', 'a positive integer (micro-batches in the sums), or left out for 1', o.microBatches);
   const unit: Unit = o.unit ?? (averaging === 'per-micro-batch' ? 'micro-batches' : 'counts');
@@ -74,6 +81,8 @@ export function checkGradientSums(
   if (unit === 'micro-batches' && count !== microBatches) throw argumentError(owner, 'args.count', `the number of micro-batches (${microBatches}) when the unit is micro-batches`, count);
   const lossSum = o.lossSum ?? null;
   if (lossSum !== null && !(typeof lossSum === 'number' && Number.isFinite(lossSum))) throw argumentError(owner, 'args.lossSum', 'a finite number, null or left out', lossSum);
+  const scale = o.scale ?? 0;
+  if (!(Number.isInteger(scale) && scale >= 0 && scale <= 64)) throw argumentError(owner, 'args.scale', 'a whole number from 0 to 64 (the scale openWindow returned), or left out for 0', o.scale);
   const handed: tf.Variable[] = [];
   const gradients: tf.Tensor[] = [];
   for (const [name, sum] of Object.entries(sums as Record<string, unknown>)) {
@@ -87,5 +96,5 @@ export function checkGradientSums(
     gradients.push(sum);
   }
   if (handed.length === 0) throw argumentError(owner, 'sums', 'a map with at least one summed gradient', verbatim('an empty map'));
-  return { handed, gradients, count, unit, microBatches, lossSum };
+  return { handed, gradients, count, unit, microBatches, lossSum, scale };
 }

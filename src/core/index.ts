@@ -9,13 +9,13 @@
  */
 export { addChecked } from './addChecked';
 export type { CheckedSum } from './addChecked';
-export { addWeighted, averageGradients, globalNorm, clipByGlobalNorm, scaledGlobalNorm } from './accumulation';
+export { addIntoSums, averageGradients, globalNorm, clipByGlobalNorm, scaledGlobalNorm } from './accumulation';
 export { GradientAccumulator, NonFiniteGradientError, checkVarList } from './gradientAccumulator';
 export type { GradientAccumulatorArgs, Averaging, NonFinitePolicy, StepOptions, StepResult, UpdateResult, TrainableVariable } from './gradientAccumulator';
 export { isBiasOrNormalization } from './accumulatorArgs';
 export type { SkipLargeUpdatesArgs, WeightDecayArgs } from './accumulatorArgs';
 export type { CountedLoss } from './lossGradient';
-export { AccumulatingOptimizer } from './accumulatingOptimizer';
+export { AccumulatingOptimizer, MissingCallbackError } from './accumulatingOptimizer';
 export type { AccumulatingOptimizerArgs } from './accumulatingOptimizer';
 export { checkEquivalence } from './equivalence';
 export type { CheckEquivalenceArgs, EquivalenceReport, EquivalenceSuspect, VariableDifference } from './equivalence';

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { argumentError, describe, verbatim } from './errors';
-import { Averaging, Unit } from './state';
-import { tidy } from './tidy';
+import { tidy } from './accumulation';
+import type { Averaging, Unit } from './state';
 
 /**
  * From a loss function to its gradients, with nothing left behind when the loss throws. Shared
@@ -138,6 +138,10 @@ export function countLoss(owner: string, averaging: Averaging, loss: unknown, sa
  * @param scalarSamples The samples a scalar mean loss counts for under `"per-sample"` when
  *   `sampleCount` is left out (a worker of the parallel trainer knows its micro-batch's size,
  *   but not which form its loss returns); a 1-D or `{ loss, count }` loss ignores it.
+ * @param factorFor The factor the objective is multiplied by, given what the micro-batch counts
+ *   (samples, 1 for a unit, NaN for a count known only after the gradient): the window's scale
+ *   2^−scale (see `windowScale`), applied to the scalar objective, where it costs nothing and its
+ *   gradient comes out scaled. Default 1.
  */
 export function microBatchGradients(
   owner: string,
@@ -146,26 +150,32 @@ export function microBatchGradients(
   handed: tf.Variable[],
   sampleCount: number | undefined,
   scalarSamples?: number,
+  factorFor: (count: number) => number = () => 1,
 ): { gradients: (tf.Tensor | null)[]; meanLoss: tf.Scalar; counted: LossCount; count: tf.Scalar | null } {
   let counted: LossCount = { count: 1, unit: 'micro-batches', weight: 1 };
   let count: tf.Scalar | null = null;
+  let factor = 1;
   const computed = () => tidy(() => {
     const { value, gradients } = safeVariableGrads(owner, () => {
       const loss = lossFn();
       counted = countLoss(owner, averaging, loss, sampleCount, scalarSamples);
+      factor = factorFor(counted.count);
+      const scaled = (t: tf.Tensor, by = 1) => (by * factor === 1 ? t : tf.mul(t, by * factor)) as tf.Scalar;
       if (isCountedLoss(loss)) {
         // Kept past variableGrads' forward tidy, read with the loss in the one host read.
         count = tf.keep(tf.cast(loss.count, 'float32')) as tf.Scalar;
-        return loss.loss as tf.Scalar;
+        return scaled(loss.loss);
       }
       // Note: the objective is the micro-batch's summed loss (a per-sample loss summed, a mean
-      // times sampleCount), so its gradient needs no scaling here; the division by the window's
-      // sample count happens once, at the update.
-      if (loss.rank === 1) return tf.sum(loss) as tf.Scalar;
-      return (counted.weight === 1 ? loss : tf.mul(loss, counted.weight)) as tf.Scalar;
+      // times sampleCount) times the window's power-of-two scale, so its gradient needs no
+      // scaling here; the division by the window's sample count happens once, at the update.
+      if (loss.rank === 1) return scaled(tf.sum(loss));
+      return scaled(loss, counted.weight);
     }, handed);
+    // The mean loss from the scaled objective: dividing by (divisor × factor) is exact, a power of two.
     const divisor = counted.unit === 'samples' ? counted.count : counted.unit === 'counts' ? (count as tf.Scalar) : 1;
-    const meanLoss = (divisor === 1 ? value : tf.div(value, divisor)) as tf.Scalar;
+    const by = typeof divisor === 'number' ? divisor * factor : factor === 1 ? divisor : tf.mul(divisor, factor);
+    const meanLoss = (by === 1 ? value : tf.div(value, by)) as tf.Scalar;
     return { gradients, meanLoss };
   });
   let result: ReturnType<typeof computed>;

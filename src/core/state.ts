@@ -1,10 +1,14 @@
-import { argumentError, describe, verbatim } from './errors';
+import type * as tf from '@tensorflow/tfjs';
 
 /**
- * The accumulator's state, defined once (as optax's `MultiStepsState`): counters and the open
- * window are one plain object. `GradientAccumulator` holds it in one field, replaces it whole
- * after every micro-step, and `getState`/`setState` serialize it beside the tensors. Nothing
- * here touches tensors; this file is the layout, its checks and its upgrade from older formats.
+ * The accumulator's state, defined once (as optax's `MultiStepsState`). In memory it is one
+ * {@link HeldState}: the plain part (counters, the open window, the norm history) and, beside it,
+ * each trained variable's accumulator and average. The wrapped optimizer keeps its own slots.
+ * Every trainer holds exactly this and replaces it whole when a call commits; `getState` writes
+ * it as an {@link AccumulatorState} (and `model.save`, through `AccumulatingOptimizer`, as
+ * weights), and both read back into the same thing. Nothing here computes: this file is the
+ * layout and the few pure moves the update path makes on it. Reading a saved state (checks and
+ * upgrades of older formats) is stateFormat.ts.
  */
 
 /** How the accumulated gradient is averaged: over samples, or over micro-batches (see `GradientAccumulatorArgs.averaging`). */
@@ -19,7 +23,7 @@ export interface Counters {
   microStep: number;
   /** Updates applied. */
   updateStep: number;
-  /** Epochs ended by `endEpoch`. */
+  /** Epochs ended by `endEpoch` (the position epoch schedules read). */
   epoch: number;
   /** Micro-batches dropped for a non-finite loss or gradient. */
   skippedMicroBatches: number;
@@ -31,8 +35,14 @@ export interface Counters {
 
 /** The window now open: what the accumulators hold. */
 export interface OpenWindow {
-  /** Micro-batches per update of this window; null until its first micro-step. */
+  /** Micro-batches per update of this window, fixed when it opens (read from the schedule then); null while none is open. */
   size: number | null;
+  /**
+   * The accumulators hold the window's sums times 2^−scale, fixed when it opens (see
+   * {@link windowScale}): a power of two, so exact, and large enough that the sums of the
+   * window's micro-batches cannot overflow float32. 0 while no window is open.
+   */
+  scale: number;
   /** Micro-batches counted so far (poisoned ones included). */
   microBatches: number;
   /** Samples (or units) summed into the accumulators so far. */
@@ -55,9 +65,21 @@ export interface AccumulatorCore {
   recentNorms: number[];
 }
 
-/** The format tag written into every saved state. Version 1 (with `normalization`) is still read. */
-export const ACCUMULATOR_STATE_FORMAT = 'tfjs-accumulate/state@2';
-const FORMAT_V1 = 'tfjs-accumulate/state@1';
+/** A trained variable, its accumulator (created when it first carries a sum) and its EMA (created by its first applied update). */
+export interface Slot {
+  variable: tf.Variable;
+  accumulator: tf.Variable | null;
+  ema: tf.Variable | null;
+}
+
+/** The whole state in memory: the plain part, and the slots in the order the wrapped optimizer sees the variables. */
+export interface HeldState {
+  core: AccumulatorCore;
+  slots: readonly Slot[];
+}
+
+/** The format tag written into every saved state. Versions 1 and 2 are still read (see stateFormat.ts). */
+export const ACCUMULATOR_STATE_FORMAT = 'tfjs-accumulate/state@3';
 
 /** A tensor as plain JSON: exact for float32 and int32, since both round-trip through a JS number. */
 export interface SerializedTensor {
@@ -68,8 +90,8 @@ export interface SerializedTensor {
 }
 
 /**
- * Everything `GradientAccumulator` needs to resume mid-window, as plain JSON
- * (`JSON.stringify` it to save, `JSON.parse` to load).
+ * Everything an accumulator needs to resume mid-window, as plain JSON (`JSON.stringify` it to
+ * save, `JSON.parse` to load). `accumulators` hold the window's sums themselves (not scaled).
  */
 export interface AccumulatorState extends AccumulatorCore {
   format: typeof ACCUMULATOR_STATE_FORMAT;
@@ -97,45 +119,22 @@ export interface SetStateArgs {
    * How saved accumulators find their variables: `"name"` (the variable names must be the same,
    * as they are in a new process that builds the same model) or `"order"` (the same variables in
    * the same order, e.g. a second model built in the same process, whose names got new
-   * suffixes). Default `"name"`.
+   * suffixes; without `varList`, the registered trainable variables other than the saved ones,
+   * or all of them when they are as many as the saved ones). Default `"name"`.
    */
   matchBy?: 'name' | 'order';
   /** Also restore the wrapped optimizer's weights when the state has them. Default true. */
   includeOptimizer?: boolean;
 }
 
-/**
- * Refuses a micro-step whose unit cannot join the open window: samples and counts from `lossFn`
- * both count items and may mix; micro-batch units may not mix with either.
- */
-export function checkUnit(owner: string, window: OpenWindow, unit: Unit): void {
-  if (window.unit !== null && window.unit !== unit && (window.unit === 'micro-batches' || unit === 'micro-batches')) {
-    throw new Error(
-      `${owner}: every micro-batch of a window must report its size the same way under "per-sample" ` +
-        `averaging; this window counted ${window.unit} but this micro-step gives ${unit}. ` +
-        'Always return a 1-D per-sample loss or pass sampleCount, or never do.',
-    );
-  }
-}
-
-/** A fresh window. */
+/** A fresh window: none open. */
 export function emptyWindow(): OpenWindow {
-  return { size: null, microBatches: 0, weight: 0, unit: null, poisoned: false, touched: [], lossSum: 0 };
+  return { size: null, scale: 0, microBatches: 0, weight: 0, unit: null, poisoned: false, touched: [], lossSum: 0 };
 }
 
-/** A fresh state: all counters 0, an empty window. */
+/** A fresh state: all counters 0, no window open, no norms. */
 export function initialCore(): AccumulatorCore {
   return { counters: { microStep: 0, updateStep: 0, epoch: 0, skippedMicroBatches: 0, skippedWindows: 0, skippedLargeUpdates: 0 }, window: emptyWindow(), recentNorms: [] };
-}
-
-/** The state after a window ends: counters advanced, a fresh window. */
-export function closedCore(core: AccumulatorCore, outcome: 'applied' | 'dropped' | 'too-large'): AccumulatorCore {
-  const next = copyCore(core);
-  if (outcome === 'applied') next.counters.updateStep += 1;
-  else if (outcome === 'dropped') next.counters.skippedWindows += 1;
-  else next.counters.skippedLargeUpdates += 1;
-  next.window = emptyWindow();
-  return next;
 }
 
 /** A deep copy, so that a state handed out can never alias the live one. */
@@ -143,134 +142,35 @@ export function copyCore(core: AccumulatorCore): AccumulatorCore {
   return { counters: { ...core.counters }, window: { ...core.window, touched: [...core.window.touched] }, recentNorms: [...core.recentNorms] };
 }
 
-/** Gives optimizer slot names such as `dense/kernel/m` the new variable names after an order match. */
-export function renameOptimizerWeight(name: string, rename: Map<string, string>): string {
-  for (const [from, to] of rename) {
-    if (name.startsWith(`${from}/`)) return `${to}${name.slice(from.length)}`;
-  }
-  return name;
-}
-
-const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;
-
 /**
- * Checks a state's layout, counters, window and tensors (types, finiteness, sizes), and returns
- * it in the current format (a version-1 state is upgraded: `normalization` becomes `averaging`,
- * `touched` flags become names, the window's loss is unknown). Throws a named error and reads
- * nothing else when anything is off. Shapes against live variables and optimizer slots are
- * checked by the caller, which knows them.
+ * The exponent of the scale of a window that opens now: ⌈log₂(size × count)⌉, so that `size`
+ * micro-batches that each count like the first (their gradients being those of a sum over
+ * `count` samples) cannot overflow the float32 sums, while each finite mean can. A power of two
+ * is exact: it changes no bit of a sum or of the averaged gradient, for any value above
+ * float32's smallest normal number times 2^scale.
+ *
+ * @param count What the window's first micro-batch counts, when known before its gradient
+ *   (samples); 1 otherwise.
  */
-export function checkState(owner: string, state: unknown, averaging: Averaging): AccumulatorState {
-  if (typeof state === 'string') {
-    throw argumentError(owner, 'state', 'the object returned by getState() (JSON.parse saved text first)', state);
-  }
-  const s = state as Record<string, unknown> | null;
-  if (s === null || typeof s !== 'object' || (s.format !== ACCUMULATOR_STATE_FORMAT && s.format !== FORMAT_V1)) {
-    throw argumentError(owner, 'state', `an object from getState() (format "${ACCUMULATOR_STATE_FORMAT}")`, s === null || typeof s !== 'object' ? state : verbatim(`an object with format ${describe(s.format)}`));
-  }
-  const v1 = s.format === FORMAT_V1;
-  const saved = v1 ? s.normalization : s.averaging;
-  if (saved !== averaging) {
-    throw argumentError(owner, v1 ? 'state.normalization' : 'state.averaging', `"${averaging}", the averaging of this accumulator`, saved);
-  }
-  const tensors = (key: 'accumulators' | 'optimizer'): SerializedTensor[] | null => {
-    const list = s[key];
-    if (key === 'optimizer' && list === null) return null;
-    if (!Array.isArray(list)) throw argumentError(owner, `state.${key}`, 'an array of { name, shape, dtype, values }', list);
-    return list.map((t, i) => checkTensor(owner, `state.${key}[${i}]`, t));
-  };
-  const accumulators = tensors('accumulators') as SerializedTensor[];
-  const optimizer = tensors('optimizer');
-  if (s.ema !== undefined && s.ema !== null && !Array.isArray(s.ema)) throw argumentError(owner, 'state.ema', 'an array of { name, shape, dtype, values } (or null entries), or null', s.ema);
-  const ema = s.ema === undefined || s.ema === null ? null : (s.ema as unknown[]).map((t, i) => (t === null ? null : checkTensor(owner, `state.ema[${i}]`, t)));
-  const internals = s.optimizerInternals;
-  if (internals !== undefined && internals !== null && !Array.isArray(internals)) throw argumentError(owner, 'state.optimizerInternals', 'an array of { name, shape, dtype, values }, or null', internals);
-  const optimizerInternals = internals == null ? null : (internals as unknown[]).map((t, i) => checkTensor(owner, `state.optimizerInternals[${i}]`, t));
-  const names = accumulators.map((a) => a.name);
-  if (new Set(names).size !== names.length) throw argumentError(owner, 'state.accumulators', 'one entry per variable', verbatim('a variable listed twice'));
-
-  const c = s.counters as Record<string, unknown> | null | undefined;
-  if (c === null || typeof c !== 'object') throw argumentError(owner, 'state.counters', 'an object of counters', c);
-  const counters = {} as Counters;
-  for (const key of ['microStep', 'updateStep', 'epoch', 'skippedMicroBatches', 'skippedWindows', 'skippedLargeUpdates'] as const) {
-    // skippedLargeUpdates came later: a state without it has skipped none.
-    const value = key === 'skippedLargeUpdates' && c[key] === undefined ? 0 : c[key];
-    if (!isCount(value)) throw argumentError(owner, `state.counters.${key}`, 'a whole number ≥ 0', value);
-    counters[key] = value;
-  }
-  const recentNorms = s.recentNorms ?? [];
-  if (!Array.isArray(recentNorms) || !recentNorms.every((n) => typeof n === 'number' && Number.isFinite(n) && n >= 0)) {
-    throw argumentError(owner, 'state.recentNorms', 'an array of finite numbers ≥ 0', s.recentNorms);
-  }
-  const w = s.window as Record<string, unknown> | null | undefined;
-  if (w === null || typeof w !== 'object') throw argumentError(owner, 'state.window', 'an open window as written by getState()', w);
-  let touched: unknown = w.touched;
-  if (v1 && Array.isArray(touched) && touched.length === names.length && touched.every((t) => typeof t === 'boolean')) {
-    touched = names.filter((_, i) => (touched as boolean[])[i]);
-  }
-  const window: OpenWindow = {
-    size: w.size as number | null,
-    microBatches: w.microBatches as number,
-    weight: w.weight as number,
-    unit: w.unit as Unit | null,
-    poisoned: w.poisoned as boolean,
-    touched: touched as string[],
-    lossSum: v1 ? null : (w.lossSum as number | null),
-  };
-  checkWindow(owner, window, names, counters);
-  return { format: ACCUMULATOR_STATE_FORMAT, averaging, counters, window, recentNorms: [...recentNorms], accumulators, optimizer, optimizerInternals, ema };
+export function windowScale(size: number, count: number): number {
+  return Math.max(0, Math.ceil(Math.log2(size * Math.max(1, count))));
 }
 
-function checkTensor(owner: string, where: string, t: unknown): SerializedTensor {
-  const e = t as Partial<SerializedTensor> | null;
-  if (e === null || typeof e !== 'object' || typeof e.name !== 'string') throw argumentError(owner, where, 'a { name, shape, dtype, values } entry', t);
-  const at = `${where} ("${e.name}")`;
-  if (!Array.isArray(e.shape) || !e.shape.every(isCount)) throw argumentError(owner, `${at}.shape`, 'an array of whole numbers', e.shape);
-  if (e.dtype !== 'float32' && e.dtype !== 'int32') throw argumentError(owner, `${at}.dtype`, '"float32" or "int32"', e.dtype);
-  const size = e.shape.reduce((a, b) => a * b, 1);
-  if (!Array.isArray(e.values) || e.values.length !== size) {
-    throw argumentError(owner, `${at}.values`, `an array of ${size} numbers (its shape's size)`, e.values);
-  }
-  for (let i = 0; i < e.values.length; i++) {
-    const x = e.values[i];
-    // Strings, nulls and non-finite numbers would become NaN in a tensor and reach the weights.
-    if (typeof x !== 'number' || !Number.isFinite(x) || (e.dtype === 'int32' && !Number.isInteger(x))) {
-      throw argumentError(owner, `${at}.values[${i}]`, `a finite ${e.dtype === 'int32' ? 'integer' : 'number'}`, x);
-    }
-  }
-  return { name: e.name, shape: [...e.shape], dtype: e.dtype, values: e.values };
+/** The state with a window open: `size` and `scale` fixed now, unless one is open already. */
+export function openedCore(core: AccumulatorCore, size: number, scale: number): AccumulatorCore {
+  if (core.window.size !== null) return core;
+  const next = copyCore(core);
+  next.window.size = size;
+  next.window.scale = scale;
+  return next;
 }
 
-function checkWindow(owner: string, w: OpenWindow, names: string[], counters: Counters): void {
-  const bad = (field: string, accepted: string, got: unknown) => argumentError(owner, `state.window.${field}`, accepted, got);
-  if (!(w.size === null || (Number.isInteger(w.size) && w.size > 0))) throw bad('size', 'a positive integer or null', w.size);
-  if (!isCount(w.microBatches)) throw bad('microBatches', 'a whole number ≥ 0', w.microBatches);
-  if (w.microBatches > counters.microStep) throw bad('microBatches', `at most counters.microStep (${counters.microStep})`, w.microBatches);
-  if (w.size !== null && w.microBatches >= w.size) throw bad('microBatches', `below the window size (${w.size}): a full window is applied, never saved`, w.microBatches);
-  if (w.microBatches > 0 && w.size === null) throw bad('size', 'set once the window holds a micro-batch', w.size);
-  // Counts returned by lossFn may be fractional (weights), samples and micro-batches are whole.
-  if (!(typeof w.weight === 'number' && Number.isFinite(w.weight) && w.weight >= 0 && (w.unit === 'counts' || Number.isInteger(w.weight)))) {
-    throw bad('weight', 'a finite number ≥ 0 (whole unless the unit is "counts")', w.weight);
-  }
-  if (!(w.unit === null || w.unit === 'samples' || w.unit === 'micro-batches' || w.unit === 'counts')) throw bad('unit', '"samples", "micro-batches", "counts" or null', w.unit);
-  if (typeof w.poisoned !== 'boolean') throw bad('poisoned', 'true or false', w.poisoned);
-  if (!(w.lossSum === null || (typeof w.lossSum === 'number' && Number.isFinite(w.lossSum)))) throw bad('lossSum', 'a finite number or null', w.lossSum);
-  if (!Array.isArray(w.touched)) throw bad('touched', 'a list of variable names', w.touched);
-  const stray = w.touched.find((n) => typeof n !== 'string' || !names.includes(n));
-  if (stray !== undefined) throw bad('touched', 'names of entries in state.accumulators', verbatim(`${describe(stray)}, which has no entry in state.accumulators`));
-  // The weight must agree with the micro-batches counted: otherwise the next update is silently scaled.
-  const empty = w.microBatches === 0;
-  if (empty && (w.weight !== 0 || w.unit !== null || w.poisoned || w.touched.length > 0)) {
-    throw bad('weight', '0, with no unit, not poisoned and nothing touched, in a window of 0 micro-batches', verbatim(`weight ${w.weight}, unit ${describe(w.unit)}`));
-  }
-  if (w.unit === null && !empty && (!w.poisoned || w.weight !== 0)) {
-    throw bad('unit', '"samples" or "micro-batches" once a micro-batch was added', w.unit);
-  }
-  if (w.unit === 'micro-batches' && (w.poisoned ? w.weight > w.microBatches : w.weight !== w.microBatches)) {
-    throw bad('weight', `the number of micro-batches (${w.microBatches}) when the unit is micro-batches`, w.weight);
-  }
-  if (w.unit === 'samples' && !w.poisoned && w.weight < w.microBatches) {
-    throw bad('weight', `at least one sample per micro-batch (≥ ${w.microBatches})`, w.weight);
-  }
-  if ((w.unit === 'samples' || w.unit === 'micro-batches') && w.weight === 0) throw bad('weight', 'above 0 once a micro-batch was added', w.weight);
+/** The state after a window ends: counters advanced, no window open. */
+export function closedCore(core: AccumulatorCore, outcome: 'applied' | 'dropped' | 'too-large' | 'empty'): AccumulatorCore {
+  const next = copyCore(core);
+  if (outcome === 'applied') next.counters.updateStep += 1;
+  else if (outcome === 'dropped') next.counters.skippedWindows += 1;
+  else if (outcome === 'too-large') next.counters.skippedLargeUpdates += 1;
+  next.window = emptyWindow();
+  return next;
 }

@@ -20,7 +20,10 @@ export interface CapturedSlot {
 
 /** What {@link captureTensors} took. Read it once with {@link readCaptured}, which disposes it. */
 export interface Captured {
+  /** The accumulators, held times 2^−scale; read back as the sums themselves. */
   accumulators: { name: string; shape: number[]; tensor: tf.Tensor | null }[];
+  /** The window's scale (see `windowScale`). */
+  scale: number;
   optimizer: { weights: NamedTensor[]; internals: NamedTensor[] | null } | Promise<NamedTensor[]> | null;
   /** Per variable: its average, or null while it has none (never updated: its own average). */
   ema: { name: string; shape: number[]; tensor: tf.Tensor | null }[] | null;
@@ -38,6 +41,7 @@ export interface Captured {
 export function captureTensors(
   slots: readonly CapturedSlot[],
   touchedNames: readonly string[],
+  scale: number,
   optimizer: tf.Optimizer | null,
   ema: { swapped: boolean } | null,
 ): Captured {
@@ -58,12 +62,13 @@ export function captureTensors(
     // Awaited in readCaptured; until then a rejection (an optimizer without getWeights) is not "unhandled".
     if (taken instanceof Promise) taken.catch(() => {});
   }
-  return { accumulators, optimizer: taken, ema: averages, pendingRead: taken instanceof Promise };
+  return { accumulators, scale, optimizer: taken, ema: averages, pendingRead: taken instanceof Promise };
 }
 
-async function read(name: string, tensor: tf.Tensor | null, shape: number[], dtype = 'float32'): Promise<SerializedTensor> {
+async function read(name: string, tensor: tf.Tensor | null, shape: number[], dtype = 'float32', by = 1): Promise<SerializedTensor> {
   const size = shape.reduce((a, b) => a * b, 1);
-  const values = tensor === null ? new Array<number>(size).fill(0) : Array.from((await tensor.data()) as ArrayLike<number>);
+  // Times a power of two in float64: exact.
+  const values = tensor === null ? new Array<number>(size).fill(0) : Array.from((await tensor.data()) as ArrayLike<number>, (x) => x * by);
   return { name, shape: [...shape], dtype, values };
 }
 
@@ -77,7 +82,7 @@ export async function readCaptured(captured: Captured): Promise<{
   const owned: tf.Tensor[] = [...captured.accumulators, ...(captured.ema ?? [])].flatMap((e) => (e.tensor === null ? [] : [e.tensor]));
   try {
     const accumulators: SerializedTensor[] = [];
-    for (const a of captured.accumulators) accumulators.push(await read(a.name, a.tensor, a.shape));
+    for (const a of captured.accumulators) accumulators.push(await read(a.name, a.tensor, a.shape, 'float32', 2 ** captured.scale));
     let optimizer: SerializedTensor[] | null = null;
     let optimizerInternals: SerializedTensor[] | null = null;
     if (captured.optimizer !== null) {

@@ -2,7 +2,8 @@ import * as tf from '@tensorflow/tfjs';
 import { argumentError, verbatim } from './errors';
 import { snapshotOptimizer } from './optimizerSnapshot';
 import { captureOptimizer, internalNames, slotSuffixes, writeOptimizer } from './optimizerWeights';
-import { AccumulatorState, SerializedTensor, renameOptimizerWeight } from './state';
+import type { AccumulatorState, SerializedTensor } from './state';
+import { renameOptimizerWeight } from './stateFormat';
 
 /**
  * The tensor half of `setState`: matches a checked state to live variables and to the wrapped
@@ -37,9 +38,17 @@ export async function planRestore(
   const entries = state.accumulators;
   let variables: tf.Variable[];
   if (where.matchBy === 'order') {
-    const pool = where.known.length > 0 ? where.known : where.candidates;
+    let pool = where.known;
+    if (pool.length === 0) {
+      // "order" is for variables whose names changed (a second model built in this process): the
+      // candidates other than the saved ones, or all of them when only those are as many.
+      const saved = new Set(entries.map((e) => e.name));
+      const others = where.candidates.filter((v) => !saved.has(v.name));
+      pool = others.length === entries.length ? others : where.candidates;
+    }
     if (pool.length !== entries.length) {
-      throw argumentError(owner, 'state.accumulators', `one entry per trained variable (${pool.length})`, verbatim(`${entries.length} entries`));
+      const which = where.known.length > 0 ? 'variable this accumulator trains' : 'registered trainable variable (pass varList to the constructor to say which)';
+      throw argumentError(owner, 'state.accumulators', `one entry per ${which}: ${pool.length}`, verbatim(`${entries.length} entries`));
     }
     variables = pool;
   } else {
@@ -187,13 +196,14 @@ export interface RestoredSlot {
 }
 
 /**
- * Writes a checked plan's accumulators and EMA into Variables, reusing those of the current
- * slots, and disposes the ones no longer used. Synchronous: it runs after every check passed.
+ * Writes a checked plan's accumulators (the saved sums times 2^−scale, the window's scale: exact,
+ * a power of two) and EMA into Variables, reusing those of the current slots, and disposes the
+ * ones no longer used. Synchronous: it runs after every check passed.
  */
-export function commitSlots(current: readonly RestoredSlot[], plan: RestorePlan): RestoredSlot[] {
+export function commitSlots(current: readonly RestoredSlot[], plan: RestorePlan, scale: number): RestoredSlot[] {
   const previous = new Map(current.map((s) => [s.variable.name, s]));
-  const write = (target: tf.Variable | null, values: number[], shape: number[]) => {
-    const value = tf.tensor(values, shape, 'float32');
+  const write = (target: tf.Variable | null, values: number[], shape: number[], by = 1) => {
+    const value = tf.tensor(by === 1 ? values : values.map((x) => x * by), shape, 'float32');
     const out = target === null ? tf.variable(value, false) : (target.assign(value), target);
     value.dispose();
     return out;
@@ -201,7 +211,7 @@ export function commitSlots(current: readonly RestoredSlot[], plan: RestorePlan)
   const slots = plan.variables.map((variable, i) => {
     const old = previous.get(variable.name);
     previous.delete(variable.name);
-    const accumulator = write(old?.accumulator ?? null, plan.accumulators[i].values, variable.shape);
+    const accumulator = write(old?.accumulator ?? null, plan.accumulators[i].values, variable.shape, 2 ** -scale);
     const saved = plan.ema?.[i] ?? null;
     const ema = saved === null ? null : write(old?.ema ?? null, saved.values, variable.shape);
     if (saved === null && old?.ema) old.ema.dispose();

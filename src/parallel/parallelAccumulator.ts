@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
-import { checkOptions } from '../core/errors';
+import { checkBoolean, checkOptions } from '../core/errors';
 import { GradientAccumulator, NonFinitePolicy, StepResult } from '../core/gradientAccumulator';
 import type { Averaging, SetStateArgs } from '../core/state';
 import { ParallelAccumulatorArgs, checkParallelArgs } from './args';
@@ -130,10 +130,11 @@ export class ParallelAccumulator {
   async step(batch: ParallelMicroBatch): Promise<ParallelStepResult> {
     return this.exclusive(async () => {
       const { xs, ys, transfer, bytes } = checkMicroBatch(OWNER, batch, this.model);
-      const size = this.inner.windowSize;
+      // A window is fixed before its first micro-batch leaves: every one sent belongs to it.
+      const { size, scale } = this.inner.openWindow(this.averaging === 'per-sample' ? xs.shape[0] : 1);
       const last = this.pendingMicroBatches + 1 >= size;
       const worker = this.round.next;
-      this.pool.post(worker, { type: 'micro-batch', index: this.microStep, xs, ys, last }, transfer);
+      this.pool.post(worker, { type: 'micro-batch', index: this.microStep, xs, ys, last, scale }, transfer);
       this.round.next = (worker + 1) % this.pool.size;
       this.round.perWorker[worker] += 1;
       this.round.dispatched += 1;
@@ -158,12 +159,10 @@ export class ParallelAccumulator {
   async endEpoch(options?: { flush?: boolean }): Promise<ParallelUpdateResult | null> {
     return this.exclusive(async () => {
       const { flush } = checkOptions<{ flush?: boolean }>(`${OWNER}.endEpoch`, 'options', options, ['flush']);
-      // A window carried into the next epoch may stay in the workers; one to flush is reduced first.
-      const report = flush !== false && this.round.dispatched > 0 ? (await this.reduceRound()).report : null;
-      if (flush === false) {
-        this.inner.endEpoch(options); // flushes nothing: null
-        return null;
-      }
+      checkBoolean(`${OWNER}.endEpoch`, 'flush', flush);
+      // A window carried into the next epoch stays in the workers (it keeps its size); one to flush is reduced first.
+      if (flush === false) return this.inner.endEpoch(options) as null;
+      const report = this.round.dispatched > 0 ? (await this.reduceRound()).report : null;
       return this.afterUpdate(() => this.inner.endEpoch(options) as ParallelUpdateResult, report);
     });
   }
@@ -323,6 +322,8 @@ export class ParallelAccumulator {
     });
     try {
       return this.inner.addGradientSums(sums, {
+        // The workers summed at the open window's scale, sent with each micro-batch.
+        scale: this.inner.state.window.scale,
         count: chosen.reduce((n, p) => n + p.count, 0),
         microBatches: chosen.reduce((n, p) => n + p.microBatches, 0),
         unit: chosen.some((p) => p.unit === 'counts') ? 'counts' : chosen[0].unit,

@@ -53,6 +53,8 @@ export type ToWorker =
       ys: TransferableTensor;
       /** The micro-batch that completes the window: its gradient is kept apart from the sums (see {@link PartSums}). */
       last: boolean;
+      /** The scale of its window (`GradientAccumulator.openWindow`): the worker sums its gradient times 2^−scale. */
+      scale: number;
     }
   | { type: 'reduce'; id: number }
   | { type: 'discard'; id: number }

@@ -3,10 +3,8 @@ import * as tf from '@tensorflow/tfjs';
 import '../core/norm/groupNormalization';
 import '../core/norm/batchRenormalization';
 import '../core/norm/frozenBatchNormalization';
-import { addChecked } from '../core/addChecked';
 import { CountedLoss, microBatchGradients } from '../core/lossGradient';
-import { isMicroBatchFinite } from '../core/nonFinite';
-import { tidy } from '../core/tidy';
+import { isMicroBatchFinite, sumAndRead } from '../core/update';
 import { LossFunction, loadModule, resolveLoss } from './loss';
 import { clockSince, threadClock } from './threadClock';
 import { FromWorker, MicroBatchReport, PackedLayout, PartSums, ReplicaInit, TransferableTensor, WorkerTiming, packedLayout } from './protocol';
@@ -28,11 +26,12 @@ interface Part {
  * messaging, so the main thread's tests can drive it directly.
  *
  * Per micro-batch it runs the core's `microBatchGradients` (the same loss forms, checks and
- * objective as `GradientAccumulator.step`: the gradient of the micro-batch's *summed* loss) and
- * adds it into its sums with the core's `addChecked`, then reads loss, finiteness and count in
- * one host read and commits the new sums only when they are finite. Sums from any number of
- * workers add up to the window's sum, which the main thread hands to its `GradientAccumulator`
- * with `addGradientSums`, to be divided once by the window's total count.
+ * objective as `GradientAccumulator.step`: the gradient of the micro-batch's *summed* loss, times
+ * the window's scale) and adds it into its sums and reads loss, finiteness and count in one host
+ * read with the core's `sumAndRead`, the accumulator's own, then commits the new sums only when
+ * they are finite. Sums from any number of workers add up to the window's sum, which the main
+ * thread hands to its `GradientAccumulator` with `addGradientSums`, to be divided once by the
+ * window's total count.
  */
 export class Replica {
   private main: Part;
@@ -81,8 +80,11 @@ export class Replica {
    * Forward and backward on one micro-batch; adds its gradient into the sums (or, for the
    * window's `last` micro-batch, keeps it apart) unless its loss or gradient is non-finite (then
    * it is only reported). Throws, changing nothing, when the loss is bad (a named error).
+   *
+   * @param scale The scale of the window the micro-batch belongs to (`openWindow`'s): its
+   *   gradient is summed times 2^−scale, so that the window's sums cannot overflow.
    */
-  addMicroBatch(index: number, xsData: TransferableTensor, ysData: TransferableTensor, last = false): void {
+  addMicroBatch(index: number, xsData: TransferableTensor, ysData: TransferableTensor, last = false, scale = 0): void {
     const start = performance.now();
     const clock = threadClock();
     const part = last ? this.last : this.main;
@@ -91,39 +93,31 @@ export class Replica {
     const ys = tf.tensor(ysData.values, ysData.shape);
     let computed: ReturnType<typeof microBatchGradients>;
     try {
-      computed = microBatchGradients(OWNER, this.averaging, () => countedForm(this.loss(ys, this.model.apply(xs, { training: true }) as tf.Tensor)), this.vars, undefined, n);
+      // The objective times the window's scale (see `windowScale`), as GradientAccumulator.step scales it.
+      const loss = () => countedForm(this.loss(ys, this.model.apply(xs, { training: true }) as tf.Tensor));
+      computed = microBatchGradients(OWNER, this.averaging, loss, this.vars, undefined, n, () => 2 ** -scale);
     } finally {
       tf.dispose([xs, ys]);
     }
     const { gradients, meanLoss, counted, count } = computed;
-    const { sums, check } = tidy(() => {
-      const checks: tf.Tensor[] = [];
-      const sums = gradients.map((g, i) => {
-        if (g === null) return part.sums[i];
-        const added = addChecked(part.sums[i], g, 1);
-        checks.push(added.check);
-        return added.sum;
-      });
-      const probe = checks.length === 0 ? tf.scalar(0) : checks.length === 1 ? checks[0] : tf.addN(checks);
-      return { sums, check: tf.stack([meanLoss, probe, count ?? tf.scalar(counted.count)]) };
-    });
-    const fresh = sums.filter((s, i): s is tf.Tensor => s !== null && s !== part.sums[i]);
+    let fresh: tf.Tensor[] = [];
     let finite = false;
     try {
-      const [loss, probe, readCount] = check.dataSync();
-      finite = isMicroBatchFinite(OWNER, { loss, probe, count: readCount, countFromLoss: count !== null }, 'loss');
-      this.reports.push({ index, loss, count: readCount, finite, last });
+      const read = sumAndRead(part.sums, gradients, 1, meanLoss, count, counted.count);
+      fresh = read.sums.filter((s, i): s is tf.Tensor => s !== null && s !== part.sums[i]);
+      finite = isMicroBatchFinite(OWNER, { loss: read.loss, probe: read.probe, count: read.count, countFromLoss: count !== null }, 'loss');
+      this.reports.push({ index, loss: read.loss, count: read.count, finite, last });
       if (finite) {
-        tf.dispose(part.sums.filter((s, i): s is tf.Tensor => s !== null && s !== sums[i]));
-        part.sums = sums;
+        tf.dispose(part.sums.filter((s, i): s is tf.Tensor => s !== null && s !== read.sums[i]));
+        part.sums = read.sums;
         part.microBatches += 1;
-        part.count += readCount;
+        part.count += read.count;
         part.unit = part.unit === 'counts' ? 'counts' : counted.unit;
-        part.lossSum += readCount === 0 ? 0 : loss * readCount;
+        part.lossSum += read.count === 0 ? 0 : read.loss * read.count;
       }
     } finally {
       if (!finite) tf.dispose(fresh);
-      tf.dispose([check, meanLoss, ...(count === null ? [] : [count]), ...gradients.filter((g): g is tf.Tensor => g !== null)]);
+      tf.dispose([meanLoss, ...(count === null ? [] : [count]), ...gradients.filter((g): g is tf.Tensor => g !== null)]);
       this.timing.computeMs += performance.now() - start;
       this.timing.microBatches += 1;
       const used = clockSince(clock);

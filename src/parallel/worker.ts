@@ -45,7 +45,7 @@ async function main(): Promise<void> {
     try {
       switch (message.type) {
         case 'micro-batch':
-          if (roundError === null) replica.addMicroBatch(message.index, message.xs, message.ys, message.last);
+          if (roundError === null) replica.addMicroBatch(message.index, message.xs, message.ys, message.last, message.scale);
           break;
         case 'reduce':
           if (roundError !== null) {

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AccumulatingOptimizer } from '../../src/core/accumulatingOptimizer';
+import { AccumulatingOptimizer, MissingCallbackError } from '../../src/core/accumulatingOptimizer';
 import { GradientAccumulator } from '../../src/core/gradientAccumulator';
 import { epochSchedule } from '../../src/core/schedule';
 import { assertBitIdentical, assertChanged, assertThrowsMentioning, batch, denseModel, maxRelativeDifference, meanLoss, perSampleLoss, split, weightsOf } from '../helpers';
@@ -34,7 +34,7 @@ describe('AccumulatingOptimizer with model.fit', () => {
       assertChanged(weightsOf(denseModel()), reference);
       for (const shuffle of [false, true]) {
         const optimizer = new AccumulatingOptimizer({ optimizer: make(), accumulationSteps: 4 });
-        const weights = await fitWeights(optimizer, data, 16, { shuffle });
+        const weights = await fitWeights(optimizer, data, 16, { shuffle, callbacks: [optimizer.callback()] });
         const difference = maxRelativeDifference(weights, reference);
         assert.ok(difference <= TOLERANCE, `${name}, shuffle=${shuffle}: relative difference ${difference}`);
         assert.equal(optimizer.iterations, 1);
@@ -50,10 +50,10 @@ describe('AccumulatingOptimizer with model.fit', () => {
     const withCallback = new AccumulatingOptimizer({ optimizer: tf.train.sgd(0.1), accumulationSteps: 4 });
     const exact = await fitWeights(withCallback, data, 16, { callbacks: [withCallback.callback()] });
     assert.ok(maxRelativeDifference(exact, reference) <= TOLERANCE);
-    // Without the callback fit cannot tell batch sizes apart, so each batch counts once.
+    // Without the callback fit cannot tell batch sizes apart: refused by name (issue 32, item 14), not inexact.
     const without = new AccumulatingOptimizer({ optimizer: tf.train.sgd(0.1), accumulationSteps: 4 });
-    const inexact = await fitWeights(without, data, 16);
-    assert.ok(maxRelativeDifference(inexact, reference) > 100 * TOLERANCE);
+    await assert.rejects(fitWeights(without, data, 16), MissingCallbackError);
+    assert.deepEqual([without.accumulator.microStep, without.iterations], [0, 0]);
     withCallback.dispose();
     without.dispose();
   });
@@ -257,97 +257,95 @@ describe('AccumulatingOptimizer: what model.fit logs at epoch end describes the 
   });
 });
 
-describe('AccumulatingOptimizer: save and load with the model', () => {
-  /** Saves to memory with the optimizer and loads it back. */
-  async function roundTrip(model: tf.LayersModel): Promise<tf.LayersModel> {
-    let artifacts: tf.io.ModelArtifacts | null = null;
-    await model.save(tf.io.withSaveHandler(async (a) => {
-      artifacts = a;
-      return { modelArtifactsInfo: { dateSaved: new Date(), modelTopologyType: 'JSON' } };
-    }), { includeOptimizer: true });
-    return tf.loadLayersModel(tf.io.fromMemory(artifacts as unknown as tf.io.ModelArtifacts));
-  }
+describe('AccumulatingOptimizer: every batch announced by its own callback, one model at a time (issue 32, items 4, 5 and 14)', () => {
+  const fitArgs = { batchSize: 4, shuffle: false, verbose: 0 as const };
 
-  it('restores the wrapper, its accumulationSteps, options and the wrapped Adam with its slots; training continues identically', async () => {
-    const data = batch(64);
+  it('refuses a batch without its callback by name (fit, fitDataset, trainOnBatch), changing nothing', async () => {
+    const data = batch(16);
     const model = denseModel();
-    const optimizer = new AccumulatingOptimizer({ optimizer: tf.train.adam(0.01), accumulationSteps: 4, clipNorm: 2, averaging: 'per-micro-batch', nonFinite: 'skip-window' });
+    const optimizer = new AccumulatingOptimizer({ optimizer: tf.train.sgd(0.1), accumulationSteps: epochSchedule({ 0: 2, 1: 1 }) });
     model.compile({ optimizer, loss: 'meanSquaredError' });
-    await model.fit(data.xs, data.ys, { batchSize: 16, epochs: 2, shuffle: false, verbose: 0, callbacks: [optimizer.callback()] });
-    const loaded = await roundTrip(model);
-    const restored = loaded.optimizer as AccumulatingOptimizer;
-    assert.ok(restored instanceof AccumulatingOptimizer, `got ${restored?.getClassName?.()}`);
-    assert.equal(restored.accumulator.accumulationSteps, 4);
-    assert.equal(restored.accumulator.clipNorm, 2);
-    assert.equal(restored.accumulator.averaging, 'per-micro-batch');
-    assert.equal(restored.accumulator.nonFinite, 'skip-window');
-    assert.deepEqual(restored.inner.getConfig(), optimizer.inner.getConfig());
-    const slots = async (o: tf.Optimizer) => (await o.getWeights()).map((w) => [w.name.replace(/^.*?(\/[mv])$/, '$1'), Array.from(w.tensor.dataSync())]);
-    assert.deepEqual(await slots(restored), await slots(optimizer));
-    for (const m of [model, loaded]) {
-      await m.fit(data.xs, data.ys, { batchSize: 16, epochs: 1, shuffle: false, verbose: 0, callbacks: [(m.optimizer as AccumulatingOptimizer).callback()] });
-    }
-    // Bit for bit (issue 23, item 17): Adam's β₁ᵗ and β₂ᵗ are saved beside its slots; tfjs's own
-    // Adam.setWeights would recompute them with pow and land about 1e-7 away.
-    assertBitIdentical(weightsOf(loaded), weightsOf(model));
+    const weights = weightsOf(model);
+    // Item 4: without the callback the epoch never advanced (6 updates instead of 14); item 14: fitDataset made 31 updates, trainOnBatch could not weigh batch sizes.
+    await assert.rejects(model.fit(data.xs, data.ys, { ...fitArgs, epochs: 3 }), MissingCallbackError);
+    const dataset = tf.data.zip({ xs: tf.data.array(tf.unstack(data.xs)), ys: tf.data.array(tf.unstack(data.ys)) }).batch(4);
+    await assert.rejects(model.fitDataset(dataset, { epochs: 1, verbose: 0 }), MissingCallbackError);
+    await assert.rejects(model.trainOnBatch(data.xs, data.ys), /trainOnBatch and optimizer.minimize cannot tell it/);
+    const tensors = tf.memory().numTensors;
+    assert.throws(() => optimizer.applyGradients({}), MissingCallbackError);
+    assert.equal(tf.memory().numTensors, tensors);
+    assertBitIdentical(weightsOf(model), weights);
+    assert.deepEqual([optimizer.accumulator.microStep, optimizer.iterations, optimizer.accumulator.epoch], [0, 0, 0]);
     optimizer.dispose();
-    restored.dispose();
-    [model, loaded].forEach((m) => m.dispose());
+    model.dispose();
   });
 
-  it('with Adamax, whose tfjs getWeights is not implemented, save and load work and training continues bit for bit', async () => {
-    const data = batch(32);
+  it('advances an epochSchedule by the fit\'s epochs, from initialEpoch on (4 samples per batch, 4 batches: 2 + 4 + 4 updates)', async () => {
+    const data = batch(16);
     const model = denseModel();
-    const optimizer = new AccumulatingOptimizer({ optimizer: tf.train.adamax(0.01), accumulationSteps: 2 });
+    const optimizer = new AccumulatingOptimizer({ optimizer: tf.train.sgd(0.1), accumulationSteps: epochSchedule({ 0: 2, 1: 1 }) });
     model.compile({ optimizer, loss: 'meanSquaredError' });
-    await model.fit(data.xs, data.ys, { batchSize: 8, epochs: 2, shuffle: false, verbose: 0, callbacks: [optimizer.callback()] });
-    const loaded = await roundTrip(model);
-    for (const m of [model, loaded]) {
-      await m.fit(data.xs, data.ys, { batchSize: 8, epochs: 1, shuffle: false, verbose: 0, callbacks: [(m.optimizer as AccumulatingOptimizer).callback()] });
-    }
-    assertBitIdentical(weightsOf(loaded), weightsOf(model));
-    optimizer.dispose();
-    (loaded.optimizer as AccumulatingOptimizer).dispose();
-    [model, loaded].forEach((m) => m.dispose());
-    tf.dispose([data.xs, data.ys]);
+    await model.fit(data.xs, data.ys, { ...fitArgs, epochs: 3, callbacks: [optimizer.callback()] });
+    assert.deepEqual([optimizer.iterations, optimizer.accumulator.epoch], [10, 3]);
+    const resumed = new AccumulatingOptimizer({ optimizer: tf.train.sgd(0.1), accumulationSteps: epochSchedule({ 0: 2, 1: 1 }) });
+    model.compile({ optimizer: resumed, loss: 'meanSquaredError' });
+    await model.fit(data.xs, data.ys, { ...fitArgs, epochs: 3, initialEpoch: 2, callbacks: [resumed.callback()] });
+    assert.deepEqual([resumed.iterations, resumed.accumulator.epoch], [4, 3], 'epoch 2 accumulates 1 batch per update');
+    [optimizer, resumed].forEach((o) => o.dispose());
+    model.dispose();
   });
 
-  it('saves an epochSchedule as its table; refuses to save any other schedule function, by name', async () => {
+  it('refuses another optimizer\'s callback, and an AccumulatingOptimizer inside an accumulator, by name', async () => {
+    const data = batch(8);
     const model = denseModel();
-    const optimizer = new AccumulatingOptimizer({ optimizer: tf.train.sgd(0.1), accumulationSteps: epochSchedule({ 0: 4, 2: 2 }) });
+    const optimizer = new AccumulatingOptimizer({ optimizer: tf.train.sgd(0.1), accumulationSteps: 2 });
+    const other = new AccumulatingOptimizer({ optimizer: tf.train.sgd(0.1), accumulationSteps: 2 });
     model.compile({ optimizer, loss: 'meanSquaredError' });
-    const loaded = await roundTrip(model);
-    const steps = (loaded.optimizer as AccumulatingOptimizer).accumulator.accumulationSteps;
-    assert.equal(typeof steps, 'function');
-    assert.deepEqual([0, 1, 2, 5].map((epoch) => (steps as (p: { epoch: number; updateStep: number }) => number)({ epoch, updateStep: 0 })), [4, 4, 2, 2]);
-    const custom = new AccumulatingOptimizer({ optimizer: tf.train.sgd(0.1), accumulationSteps: () => 3 });
-    assertThrowsMentioning(() => custom.getConfig(), 'schedule function cannot be saved', 'epochSchedule');
-    [optimizer, custom, loaded.optimizer].forEach((o) => o.dispose());
-    [model, loaded].forEach((m) => m.dispose());
+    await assert.rejects(model.fit(data.xs, data.ys, { ...fitArgs, callbacks: [other.callback()] }), /callbacks must be the callback of the optimizer the model was compiled with/);
+    assert.equal(optimizer.accumulator.microStep, 0);
+    assertThrowsMentioning(() => new GradientAccumulator({ optimizer, accumulationSteps: 2 }), 'optimizer must be an optimizer that applies its gradients', 'an AccumulatingOptimizer');
+    assertThrowsMentioning(() => new AccumulatingOptimizer({ optimizer: other, accumulationSteps: 2 }), 'only accumulates');
+    [optimizer, other].forEach((o) => o.dispose());
+    model.dispose();
+  });
+
+  it('refuses to fit a second model while the first one\'s window is open; after flush() both train exactly', async () => {
+    const data = batch(16);
+    const [a, b] = [denseModel(1), denseModel(2)];
+    const optimizer = new AccumulatingOptimizer({ optimizer: tf.train.sgd(0.1), accumulationSteps: 4 });
+    a.compile({ optimizer, loss: 'meanSquaredError' });
+    b.compile({ optimizer, loss: 'meanSquaredError' });
+    // A's fit stops after 2 of its window's 4 batches (a callback throws): those 2 stay pending.
+    const stop = new tf.CustomCallback({ onBatchEnd: async (i) => { if (i === 1) throw new Error('stopped'); } });
+    await assert.rejects(a.fit(data.xs, data.ys, { ...fitArgs, callbacks: [optimizer.callback(), stop] }), /stopped/);
+    assert.equal(optimizer.accumulator.pendingMicroBatches, 2);
+    const weightsB = weightsOf(b);
+    await assert.rejects(b.fit(data.xs, data.ys, { ...fitArgs, callbacks: [optimizer.callback()] }), /the open window holds sums for "dense_Dense\d+\/kernel", which is no weight of the model being fit/);
+    assertBitIdentical(weightsOf(b), weightsB);
+    optimizer.flush();
+    await b.fit(data.xs, data.ys, { ...fitArgs, callbacks: [optimizer.callback()] });
+    const reference = denseModel(2);
+    reference.compile({ optimizer: tf.train.sgd(0.1), loss: 'meanSquaredError' });
+    await reference.fit(data.xs, data.ys, { ...fitArgs, batchSize: 16 });
+    assert.ok(maxRelativeDifference(weightsOf(b), weightsOf(reference)) <= TOLERANCE);
+    optimizer.dispose();
+    [a, b, reference].forEach((m) => m.dispose());
   });
 });
 
-describe('AccumulatingOptimizer: the training options through model.fit and save/load', () => {
-  it('saves skipLargeUpdates, weightDecay and ema; refuses a learningRate function by name', async () => {
-    const model = denseModel();
-    const optimizer = new AccumulatingOptimizer({ optimizer: tf.train.adam(0.01), accumulationSteps: 2, skipLargeUpdates: { maxNorm: 50 }, weightDecay: { rate: 0.01 }, ema: { decay: 0.9 } });
-    model.compile({ optimizer, loss: 'meanSquaredError' });
-    const data = batch(32);
-    await model.fit(data.xs, data.ys, { batchSize: 8, epochs: 1, shuffle: false, verbose: 0, callbacks: [optimizer.callback()] });
-    assert.equal(optimizer.iterations, 2);
-    let artifacts: tf.io.ModelArtifacts | null = null;
-    await model.save(tf.io.withSaveHandler(async (a) => {
-      artifacts = a;
-      return { modelArtifactsInfo: { dateSaved: new Date(), modelTopologyType: 'JSON' } };
-    }), { includeOptimizer: true });
-    const loaded = await tf.loadLayersModel(tf.io.fromMemory(artifacts as unknown as tf.io.ModelArtifacts));
-    const options = (loaded.optimizer as AccumulatingOptimizer).accumulator.options;
-    assert.deepEqual(options.skipLargeUpdates, { maxNorm: 50, factor: null, history: 20 });
-    assert.equal(options.weightDecay?.rate, 0.01);
-    assert.deepEqual(options.ema, { decay: 0.9 });
-    const scheduled = new AccumulatingOptimizer({ optimizer: tf.train.sgd(0.1), accumulationSteps: 2, learningRate: () => 0.1 });
-    assertThrowsMentioning(() => scheduled.getConfig(), 'learningRate schedule', 'cannot be saved');
-    [optimizer, scheduled, loaded.optimizer].forEach((o) => o.dispose());
-    [model, loaded].forEach((m) => m.dispose());
+describe('AccumulatingOptimizer: finite gradients near float32\'s largest value (issue 32, item 11)', () => {
+  it('are averaged and clipped, not called non-finite: batches of 4 with mean gradient −3e38 step w by exactly the rate', async () => {
+    // y = w·x with w = 0 and x = 1, loss = −3e38 · mean(y): value 0, gradient −3e38 per batch.
+    // Summed over 8 samples that is −2.4e39, beyond float32; the window holds it times 2^−3.
+    const model = tf.sequential({ layers: [tf.layers.dense({ units: 1, inputShape: [1], useBias: false, kernelInitializer: 'zeros' })] });
+    const optimizer = new AccumulatingOptimizer({ optimizer: tf.train.sgd(0.25), accumulationSteps: 2, clipNorm: 1 });
+    model.compile({ optimizer, loss: (_: tf.Tensor, y: tf.Tensor) => tf.mul(tf.mean(y), -3e38) });
+    const [xs, ys] = [tf.ones([8, 1]), tf.zeros([8, 1])];
+    await model.fit(xs, ys, { batchSize: 4, epochs: 1, shuffle: false, verbose: 0, callbacks: [optimizer.callback()] });
+    assert.deepEqual([optimizer.iterations, optimizer.lastStep?.gradientNorm], [1, Math.fround(3e38)]);
+    assert.equal(model.trainableWeights[0].read().dataSync()[0], 0.25); // 0 − 0.25 · (−1)
+    optimizer.dispose();
+    model.dispose();
+    tf.dispose([xs, ys]);
   });
 });

@@ -1,31 +1,47 @@
 import * as tf from '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { addWeighted, averageGradients, clipByGlobalNorm, globalNorm } from '../../src/core/accumulation';
+import { addIntoSums, averageGradients, clipByGlobalNorm, globalNorm } from '../../src/core/accumulation';
 import { GradientAccumulator } from '../../src/core/gradientAccumulator';
 
 const values = (t: tf.Tensor) => Array.from(t.dataSync());
 
 describe('accumulation math', () => {
+  /** Adds one gradient into one sum (null: start from it). */
+  const add = (sum: tf.Tensor | null, g: tf.Tensor | null, factor: number) => addIntoSums([sum], [g], factor).sums[0] as tf.Tensor;
+
   it('adds weighted gradients and averages them once: 1, 2, 3, 4 give 2.5', () => {
     // Hand derivation: (1 + 2 + 3 + 4) / 4 = 2.5.
-    let sum: tf.Tensor = tf.scalar(0);
-    for (const g of [1, 2, 3, 4]) {
-      const next = addWeighted(sum, tf.scalar(g), 1);
-      sum.dispose();
-      sum = next;
-    }
-    assert.deepEqual(values(averageGradients([sum], 4)[0]), [2.5]);
+    let sum: tf.Tensor | null = null;
+    for (const g of [1, 2, 3, 4]) sum = add(sum, tf.scalar(g), 1);
+    assert.deepEqual(values(averageGradients([sum as tf.Tensor], 4)[0]), [2.5]);
   });
 
   it('weights uneven micro-batches by their size', () => {
     // Means 1 over 3 samples and 4 over 1 sample: (3·1 + 1·4) / 4 = 1.75.
-    const sum = addWeighted(addWeighted(tf.zeros([2]), tf.tensor1d([1, 1]), 3), tf.tensor1d([4, 4]), 1);
+    const sum = add(add(tf.zeros([2]), tf.tensor1d([1, 1]), 3), tf.tensor1d([4, 4]), 1);
     assert.deepEqual(values(averageGradients([sum], 4)[0]), [1.75, 1.75]);
   });
 
-  it('treats a missing gradient as zero', () => {
-    assert.deepEqual(values(addWeighted(tf.tensor1d([1, 2]), null, 5)), [1, 2]);
+  it('leaves a sum without gradient as it is, the same tensor', () => {
+    const sum = tf.tensor1d([1, 2]);
+    const { sums, probe } = addIntoSums([sum, null], [null, null], 5);
+    assert.equal(sums[0], sum);
+    assert.equal(sums[1], null);
+    assert.equal(probe.dataSync()[0], 0);
+  });
+
+  it('checks every new sum in the same pass: the probe is 0 when all are finite, NaN when one is not', () => {
+    // 3e38 + 3e38 overflows float32: a finite gradient into a finite sum gives Infinity.
+    const { probe } = addIntoSums([tf.tensor1d([1]), tf.tensor1d([3e38])], [tf.tensor1d([1]), tf.tensor1d([3e38])], 1);
+    assert.ok(Number.isNaN(probe.dataSync()[0]));
+    const scaled = addIntoSums([tf.tensor1d([3e38 / 4])], [tf.tensor1d([3e38])], 0.25);
+    assert.deepEqual([values(scaled.sums[0] as tf.Tensor)[0], scaled.probe.dataSync()[0]], [Math.fround(Math.fround(3e38 / 4) * 2), 0]);
+  });
+
+  it('divides sums held at a scale by the weight at that scale, bit for bit as the unscaled division', () => {
+    // 2^-3 is exact: (7 · 2^-3) / (3 · 2^-3) is 7 / 3 rounded once, to the same float32.
+    assert.deepEqual(values(averageGradients([tf.scalar(7 / 8)], 3, 3)[0]), values(averageGradients([tf.scalar(7)], 3)[0]));
   });
 
   it('rejects a total weight of zero', () => {
@@ -51,7 +67,7 @@ describe('accumulation math', () => {
     const before = tf.memory().numTensors;
     tf.tidy(() => {
       const a = [tf.ones([3]), tf.ones([2, 2])];
-      clipByGlobalNorm(averageGradients(a.map((t) => addWeighted(t, t, 2)), 3), 0.5);
+      clipByGlobalNorm(averageGradients(addIntoSums(a, a, 2).sums as tf.Tensor[], 3), 0.5);
     });
     const input = tf.ones([3]);
     const { clipped, norm, maxAbs, scaledNorm } = clipByGlobalNorm([input], 1);

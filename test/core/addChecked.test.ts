@@ -29,7 +29,7 @@ test('addChecked names a bad argument', () => {
 });
 
 test('the checks of several sums, added as the accumulator adds them, are 0 only when all are finite', () => {
-  // The accumulator adds each weight's check (src/core/windowSums.ts); the total says whether any
+  // The accumulator adds each weight's check (addIntoSums, src/core/accumulation.ts); the total says whether any
   // element of any new sum is NaN or ±Infinity, whatever the magnitudes.
   const probe = (values: number[][]) =>
     tf.tidy(() => {

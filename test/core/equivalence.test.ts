@@ -16,6 +16,17 @@ function modelWith(middle: tf.layers.Layer): tf.Sequential {
 }
 
 describe('checkEquivalence', () => {
+  it('takes a per-sample (1-D) loss, the form the README recommends, and judges it as its mean (issue 32, item 10)', () => {
+    const { xs, ys } = batch(24);
+    const model = denseModel();
+    const perSample = checkEquivalence({ model, xs, ys, accumulationSteps: 3, loss: (t, p) => tf.mean(tf.squaredDifference(t, p), 1) });
+    const mean = checkEquivalence({ model, xs, ys, accumulationSteps: 3 });
+    assert.equal(perSample.equivalent, true);
+    assert.deepEqual(perSample.variables, mean.variables);
+    assertThrowsMentioning(() => checkEquivalence({ model, xs, ys, loss: (t, p) => tf.squaredDifference(t, p) }), 'loss must be a function (yTrue, yPred) => a scalar mean loss or a 1-D per-sample loss', 'a tensor of shape [24, 1]');
+    model.dispose();
+  });
+
   it('finds a Dense model equivalent, also for an uneven split (63 = 16 + 16 + 16 + 15)', () => {
     for (const n of [64, 63]) {
       const { xs, ys } = batch(n);

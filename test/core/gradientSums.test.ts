@@ -96,11 +96,13 @@ describe('GradientAccumulator.addGradientSums', () => {
     done();
   });
 
-  it('a sum that overflows float32 follows the non-finite policy', () => {
+  it('a sum that overflows float32 at the window\'s scale follows the non-finite policy', () => {
     const { w, acc, done } = setup(2);
     const huge = tf.tensor1d([3e38, 0]);
-    acc.addGradientSums({ [w.name]: huge }, { count: 1 });
-    assert.throws(() => acc.addGradientSums({ [w.name]: huge }, { count: 1 }), NonFiniteGradientError);
+    // Sums already at the window's scale (2^-1 for 2 micro-batches) are added as they are.
+    assert.equal(acc.openWindow().scale, 1);
+    acc.addGradientSums({ [w.name]: huge }, { count: 1, scale: 1 });
+    assert.throws(() => acc.addGradientSums({ [w.name]: huge }, { count: 1, scale: 1 }), NonFiniteGradientError);
     assert.deepEqual([acc.microStep, acc.pendingMicroBatches], [1, 1]);
     huge.dispose();
     done();

@@ -58,3 +58,21 @@ describe('GradientAccumulator: every misuse gets a named error', () => {
     w.dispose();
   });
 });
+
+describe('GradientAccumulator: boolean options are type-checked (issue 32, item 9)', () => {
+  it('refuses { keepOptimizer: 1 }, { includeOptimizer: "no" } and { flush: "no" } by name, and changes nothing', async () => {
+    const w = tf.variable(tf.zeros([2]));
+    const acc = new GradientAccumulator({ optimizer: tf.train.adam(0.1), accumulationSteps: 2, varList: [w] });
+    acc.step(() => tf.sum(w) as tf.Scalar);
+    const state = await acc.getState();
+    assertThrowsMentioning(() => acc.dispose({ keepOptimizer: 1 } as never), 'keepOptimizer must be true, false or left out', 'got 1');
+    await assert.rejects(acc.getState({ includeOptimizer: 'no' } as never), /includeOptimizer must be true, false or left out; got "no"/);
+    await assert.rejects(acc.setState(state, { includeOptimizer: 0 } as never), /includeOptimizer must be true, false or left out; got 0/);
+    assertThrowsMentioning(() => acc.endEpoch({ flush: 'no' } as never), 'flush must be true, false or left out');
+    assert.deepEqual(await acc.getState(), state, 'a refused call changed the state');
+    // Negative case: real booleans work.
+    assert.equal((await acc.getState({ includeOptimizer: false })).optimizer, null);
+    acc.dispose({ keepOptimizer: false });
+    w.dispose();
+  });
+});

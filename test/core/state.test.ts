@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { GradientAccumulator } from '../../src/core/gradientAccumulator';
-import { AccumulatorState, renameOptimizerWeight } from '../../src/core/state';
+import { AccumulatorState } from '../../src/core/state';
+import { renameOptimizerWeight } from '../../src/core/stateFormat';
 import { makeRun } from '../fixtures/resumeRun';
 import { assertBitIdentical, assertThrowsMentioning, weightsOf } from '../helpers';
 
@@ -117,5 +118,34 @@ describe('getState / setState: resuming mid-window', () => {
     assert.deepEqual(state.accumulators, [{ name: w.name, shape: [3], dtype: 'float32', values: [0, 0, 0] }]);
     await acc.setState(state);
     acc.dispose();
+    w.dispose();
+  });
+});
+
+describe('setState onto another model built in the same process (issue 32, item 13)', () => {
+  /** y = k·x with k = 1, x = 1, target 0: the mean loss k² has gradient 2. */
+  const scalarModel = () => tf.sequential({ layers: [tf.layers.dense({ units: 1, inputShape: [1], useBias: false, kernelInitializer: 'ones' })] });
+  const kernel = (m: tf.LayersModel) => m.trainableWeights[0].read().dataSync()[0];
+  const lossOf = (m: tf.LayersModel) => () => tf.losses.meanSquaredError(tf.zeros([1, 1]), m.apply(tf.ones([1, 1])) as tf.Tensor) as tf.Scalar;
+
+  it('by name, stepping the other model is refused and neither moves; by order (no varList) it trains that model alone: 1 → 0.2', async () => {
+    const a = scalarModel();
+    const accA = new GradientAccumulator({ optimizer: tf.train.sgd(0.4), accumulationSteps: 2 });
+    accA.step(lossOf(a));
+    const state = await accA.getState();
+    const b = scalarModel();
+    // The default matches by name: the state names a's kernel, which is alive in this process.
+    const byName = new GradientAccumulator({ optimizer: tf.train.sgd(0.4), accumulationSteps: 2 });
+    await byName.setState(state);
+    assertThrowsMentioning(() => byName.step(lossOf(b)), 'trains none of the variables', 'matchBy: "order"');
+    assert.deepEqual([kernel(a), kernel(b), byName.microStep], [1, 1, 1]);
+    // By order: the registered trainable variables other than the saved ones, b's.
+    const byOrder = new GradientAccumulator({ optimizer: tf.train.sgd(0.4), accumulationSteps: 2 });
+    await byOrder.setState(state, { matchBy: 'order' });
+    assert.equal(byOrder.step(lossOf(b)).applied, true);
+    // The window's two gradients 2 and 2 average to 2: k = 1 − 0.4 · 2.
+    assert.deepEqual([kernel(a), kernel(b)], [1, Math.fround(1 - Math.fround(0.4) * 2)]);
+    [accA, byName, byOrder].forEach((acc) => acc.dispose());
+    [a, b].forEach((m) => m.dispose());
   });
 });

@@ -47,14 +47,14 @@ describe('captureTensors / readCaptured', () => {
     const v = tf.variable(tf.tensor([1, 2]));
     const accumulator = tf.variable(tf.tensor([3, 4]), false);
     const tensors = tf.memory().numTensors;
-    const captured = captureTensors([{ variable: v, accumulator, ema: null }], [], null, { swapped: false });
+    const captured = captureTensors([{ variable: v, accumulator, ema: null }], [], 0, null, { swapped: false });
     accumulator.assign(tf.tensor([9, 9]));
     const read = await readCaptured(captured);
     assert.deepEqual(read.accumulators[0].values, [0, 0]);
     assert.deepEqual(read.ema, [null]);
     assert.equal(read.optimizer, null);
-    const touched = await readCaptured(captureTensors([{ variable: v, accumulator, ema: accumulator }], [v.name], null, { swapped: true }));
-    assert.deepEqual(touched.accumulators[0].values, [9, 9]);
+    const touched = await readCaptured(captureTensors([{ variable: v, accumulator, ema: accumulator }], [v.name], 2, null, { swapped: true }));
+    assert.deepEqual(touched.accumulators[0].values, [36, 36], 'held times 2^-2, read as the sums themselves');
     assert.deepEqual(touched.ema?.[0]?.values, [1, 2], 'swapped: the average is in the variable');
     assert.equal(tf.memory().numTensors, tensors + 1, 'only the assigned value is new');
     tf.dispose([v, accumulator]);

@@ -91,7 +91,8 @@ describe('GradientAccumulator.setState: validate everything, then commit at once
     delete v1.window.lossSum;
     await acc.setState(v1);
     const after = await acc.getState();
-    assert.deepEqual({ ...after, window: { ...after.window, lossSum: 0 } }, { ...state, window: { ...state.window, lossSum: 0 } });
+    // Version 1 (and 2) held the sums unscaled: they are restored at scale 0, the values unchanged.
+    assert.deepEqual({ ...after, window: { ...after.window, lossSum: 0 } }, { ...state, window: { ...state.window, lossSum: 0, scale: 0 } });
     assert.equal(after.window.lossSum, null, 'a version-1 window does not know its loss');
     acc.dispose();
     model.dispose();

@@ -136,3 +136,13 @@ export async function assertUntouched(accumulator: { getState(): Promise<unknown
   assert.deepEqual(now.state, before.state, `${what} changed the state`);
   assertBitIdentical(now.weights, before.weights);
 }
+
+/** Saves a model with its optimizer (`includeOptimizer`) into memory, as `tf.io.fromMemory` loads it back. */
+export async function saveToMemory(model: tf.LayersModel): Promise<tf.io.ModelArtifacts> {
+  let artifacts: tf.io.ModelArtifacts | null = null;
+  await model.save(tf.io.withSaveHandler(async (a) => {
+    artifacts = a;
+    return { modelArtifactsInfo: { dateSaved: new Date(), modelTopologyType: 'JSON' } };
+  }), { includeOptimizer: true });
+  return artifacts as unknown as tf.io.ModelArtifacts;
+}

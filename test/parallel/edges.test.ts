@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { selectBackend } from '../../src/backend/selectBackend';
 import { GradientAccumulator } from '../../src/core/gradientAccumulator';
+import { epochSchedule } from '../../src/core/schedule';
 import { AccumulatorDisposedError, PARALLEL_STATE_FORMAT, ParallelAccumulator, WorkerFailedError } from '../../src/parallel';
 import { maxRelativeDifference } from '../helpers';
 import { CLASSES, FIXTURES, INPUT, TOLERANCE, args, batchOf, makeData, makeModel, singleThread, singleThreadRun, trainable } from '../helpers/parallel';
@@ -142,9 +143,42 @@ describe('ParallelAccumulator: endEpoch options (item 5)', () => {
     await acc.step(batchOf(makeData([4])[0]));
     await assert.rejects(acc.endEpoch({ flsh: false } as never), /endEpoch: options has an unknown key "flsh"; the accepted keys are "flush"/);
     assert.deepEqual([acc.pendingMicroBatches, acc.epoch, acc.updateStep], [1, 0, 0]);
+    // Issue 32, item 9: a flag that is not a boolean is refused too, before any round is reduced.
+    await assert.rejects(acc.endEpoch({ flush: 'no' } as never), /flush must be true, false or left out; got "no"/);
     assert.equal(await acc.endEpoch({ flush: false }), null);
     assert.deepEqual([acc.pendingMicroBatches, acc.epoch], [1, 1], 'the window is carried into the next epoch');
     await acc.dispose();
+  });
+});
+
+describe('ParallelAccumulator: a window is decided before its micro-batches leave (issue 32, item 2)', () => {
+  it('keeps its size across endEpoch({ flush: false }) under a shrinking epochSchedule: { 0: 3, 1: 2 } and { 0: 4, 1: 2 } give the single-thread run', async () => {
+    const data = makeData([4, 3, 5, 4, 2, 4, 3]);
+    for (const table of [{ 0: 3, 1: 2 }, { 0: 4, 1: 2 }]) {
+      // Two micro-batches are in the workers when the epoch ends; the window they belong to keeps table[0].
+      const model = makeModel('mlp', 'none');
+      const acc = await ParallelAccumulator.create(args(model, { accumulationSteps: epochSchedule(table) }));
+      const applied: boolean[] = [];
+      for (const [i, d] of data.entries()) {
+        if (i === 2) await acc.endEpoch({ flush: false });
+        applied.push((await acc.step(batchOf(d))).applied);
+      }
+      await acc.flush();
+      const reference = makeModel('mlp', 'none');
+      const single = new GradientAccumulator({ optimizer: tf.train.sgd(0.1), accumulationSteps: epochSchedule(table), varList: reference.trainableWeights });
+      const singleApplied = data.map((d, i) => {
+        if (i === 2) single.endEpoch({ flush: false });
+        return tf.tidy(() => single.step(() => tf.losses.softmaxCrossEntropy(tf.tensor(d.ys, [d.n, CLASSES]), reference.apply(tf.tensor(d.xs, [d.n, ...INPUT]), { training: true }) as tf.Tensor), { sampleCount: d.n }).applied);
+      });
+      single.flush();
+      assert.deepEqual(applied, singleApplied, JSON.stringify(table));
+      assert.equal(applied[table[0] - 1], true, 'the first window closes on its own size');
+      assert.deepEqual([acc.updateStep, acc.microStep, acc.epoch], [single.updateStep, single.microStep, 1]);
+      assert.ok(maxRelativeDifference(trainable(model), trainable(reference)) <= TOLERANCE, JSON.stringify(table));
+      single.dispose();
+      await acc.dispose();
+      [model, reference].forEach((m) => m.dispose());
+    }
   });
 });
 

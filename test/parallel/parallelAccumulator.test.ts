@@ -301,7 +301,7 @@ describe('ParallelAccumulator: resume', () => {
     second.setWeights(weights);
     tf.dispose(weights);
     const resumed = await ParallelAccumulator.create(args(second, { optimizer: tf.train.adam(0.01), workers: 3 }));
-    await assert.rejects(resumed.setState({ ...state, format: 'other' }), /state must be an object from getState\(\) \(format "tfjs-accumulate\/state@2"\)/);
+    await assert.rejects(resumed.setState({ ...state, format: 'other' }), /state must be an object from getState\(\) \(format "tfjs-accumulate\/state@3"\)/);
     await assert.rejects(resumed.setState({ ...state, accumulators: state.accumulators.slice(1) }, { matchBy: 'order' }), /setState: /);
     await resumed.setState(state, { matchBy: 'order' });
     for (const d of data.slice(5)) await resumed.step(batchOf(d));

@@ -113,4 +113,20 @@ describe('Replica', () => {
     replica.dispose();
     model.dispose();
   });
+
+  it('sums at the window\'s scale: times 2^-3, bit for bit the unscaled sums divided by 8 (issue 32, item 11)', async () => {
+    const batches = [microBatch(3, 6), microBatch(4, 7)];
+    const sums: Float32Array[] = [];
+    for (const scale of [0, 3]) {
+      const { model, init } = setup('softmaxCrossEntropy');
+      const replica = await Replica.create(init);
+      batches.forEach((b, i) => replica.addMicroBatch(i, b.xs, b.ys, false, scale));
+      const reply = replica.reduce(1);
+      assert.deepEqual([reply.sums.count, reply.sums.lossSum > 0], [7, true], 'counts and losses are not scaled');
+      sums.push(new Float32Array(init.sumBuffer).slice());
+      replica.dispose();
+      model.dispose();
+    }
+    assert.deepEqual(sums[1], sums[0].map((x) => x / 8));
+  });
 });
