@@ -57,6 +57,8 @@ export type ToWorker =
   | { type: 'reduce'; id: number }
   | { type: 'discard'; id: number }
   | { type: 'trainable-weights' }
+  /** The trained variables' `trainable` flags, in the packed order: sent when one changed on the main thread (see `TrainableSync`). */
+  | { type: 'trainable'; flags: boolean[] }
   | { type: 'all-weights'; weights: TransferableTensor[] }
   | { type: 'memory'; id: number };
 

@@ -9,6 +9,7 @@ import { isMicroBatchFinite } from '../core/nonFinite';
 import { tidy } from '../core/tidy';
 import { LossFunction, loadModule, resolveLoss } from './loss';
 import { clockSince, threadClock } from './threadClock';
+import { setTrainableFlags } from './trainable';
 import { FromWorker, MicroBatchReport, PackedLayout, PartSums, ReplicaInit, TransferableTensor, WorkerTiming, packedLayout } from './protocol';
 
 type SumsMessage = Extract<FromWorker, { type: 'sums' }>;
@@ -172,6 +173,11 @@ export class Replica {
     const { offsets, sizes } = this.layout;
     tf.tidy(() => this.vars.forEach((v, i) => v.assign(tf.tensor(this.weightView.slice(offsets[i], offsets[i] + sizes[i]), v.shape))));
     this.timing.unpackMs += performance.now() - start;
+  }
+
+  /** Follows the main model's `trainable` flags: a frozen variable gets no gradient from the next micro-batch on. */
+  setTrainable(flags: boolean[]): void {
+    setTrainableFlags(this.vars, flags);
   }
 
   /** Loads every weight of the model (trainable or not), in `model.weights` order. */

@@ -65,6 +65,9 @@ async function main(): Promise<void> {
         case 'trainable-weights':
           replica.readTrainableWeights();
           break;
+        case 'trainable':
+          replica.setTrainable(message.flags);
+          break;
         case 'all-weights':
           replica.setAllWeights(message.weights);
           break;
