@@ -49,8 +49,10 @@ export type ToWorker =
   | {
       type: 'micro-batch';
       index: number;
-      xs: TransferableTensor;
-      ys: TransferableTensor;
+      /** One array per model input. */
+      xs: TransferableTensor[];
+      /** One array per model output. */
+      ys: TransferableTensor[];
       /** The micro-batch that completes the window: its gradient is kept apart from the sums (see {@link PartSums}). */
       last: boolean;
     }

@@ -7,7 +7,8 @@ import { addChecked } from '../core/addChecked';
 import { CountedLoss, microBatchGradients } from '../core/lossGradient';
 import { isMicroBatchFinite } from '../core/nonFinite';
 import { tidy } from '../core/tidy';
-import { LossFunction, loadModule, resolveLoss } from './loss';
+import { WorkerLoss, loadModule, resolveLoss } from './loss';
+import { fromTransferable } from './microBatch';
 import { clockSince, threadClock } from './threadClock';
 import { setTrainableFlags } from './trainable';
 import { FromWorker, MicroBatchReport, PackedLayout, PartSums, ReplicaInit, TransferableTensor, WorkerTiming, packedLayout } from './protocol';
@@ -45,7 +46,7 @@ export class Replica {
 
   private constructor(
     readonly model: tf.LayersModel,
-    private readonly loss: LossFunction,
+    private readonly loss: WorkerLoss,
     private readonly averaging: ReplicaInit['averaging'],
     private readonly weightView: Float32Array,
     private readonly sumView: Float32Array,
@@ -83,18 +84,18 @@ export class Replica {
    * window's `last` micro-batch, keeps it apart) unless its loss or gradient is non-finite (then
    * it is only reported). Throws, changing nothing, when the loss is bad (a named error).
    */
-  addMicroBatch(index: number, xsData: TransferableTensor, ysData: TransferableTensor, last = false): void {
+  addMicroBatch(index: number, xsData: TransferableTensor | TransferableTensor[], ysData: TransferableTensor | TransferableTensor[], last = false): void {
     const start = performance.now();
     const clock = threadClock();
     const part = last ? this.last : this.main;
-    const n = xsData.shape[0];
-    const xs = tf.tensor(xsData.values, xsData.shape);
-    const ys = tf.tensor(ysData.values, ysData.shape);
+    const xs = fromTransferable(xsData);
+    const ys = fromTransferable(ysData);
+    const n = xs.tensors[0].shape[0];
     let computed: ReturnType<typeof microBatchGradients>;
     try {
-      computed = microBatchGradients(OWNER, this.averaging, () => countedForm(this.loss(ys, this.model.apply(xs, { training: true }) as tf.Tensor)), this.vars, undefined, n);
+      computed = microBatchGradients(OWNER, this.averaging, () => countedForm(this.loss(ys.value, this.model.apply(xs.value, { training: true }) as tf.Tensor | tf.Tensor[])), this.vars, undefined, n);
     } finally {
-      tf.dispose([xs, ys]);
+      tf.dispose([...xs.tensors, ...ys.tensors]);
     }
     const { gradients, meanLoss, counted, count } = computed;
     const { sums, check } = tidy(() => {
