@@ -5,7 +5,7 @@
 export { ParallelAccumulator } from './parallelAccumulator';
 export type { ParallelAccumulatorArgs } from './args';
 export type { ParallelStepResult, ParallelUpdateResult, RoundReport } from './results';
-export { AccumulatorDisposedError, WorkerExitedError, WorkerFailedError } from './errors';
+export { AccumulatorDisposedError, UnregisteredClassError, WorkerExitedError, WorkerFailedError } from './errors';
 export { TFJS_LOSS_NAMES } from './loss';
 export type { LossFunction, LossOutput, MultiOutputLossFunction } from './loss';
 export type { MicroBatchTensor, ParallelMicroBatch } from './microBatch';

@@ -137,7 +137,14 @@ export type FromWorker =
     }
   | { type: 'discarded'; id: number }
   | { type: 'memory'; id: number; numTensors: number }
-  | { type: 'failed'; id: number | null; message: string; stack: string | null };
+  | {
+      type: 'failed';
+      id: number | null;
+      message: string;
+      stack: string | null;
+      /** At start-up: the class of the model the worker does not know (see `UnregisteredClassError`). */
+      unregisteredClass?: string;
+    };
 
 /** Where each trainable weight lives in a packed buffer: offsets and sizes, in order. */
 export interface PackedLayout {

@@ -9,6 +9,7 @@ import { isMicroBatchFinite } from '../core/nonFinite';
 import { tidy } from '../core/tidy';
 import { WorkerLoss, loadModule, resolveLoss } from './loss';
 import { fromTransferable } from './microBatch';
+import { checkModelClasses } from './modelClasses';
 import { clockSince, threadClock } from './threadClock';
 import { setTrainableFlags } from './trainable';
 import { FromWorker, MicroBatchReport, PackedLayout, PartSums, ReplicaInit, TransferableTensor, WorkerTiming, packedLayout } from './protocol';
@@ -61,6 +62,7 @@ export class Replica {
   /** Rebuilds the model from its JSON and weights on the active backend and finds the loss. */
   static async create(init: ReplicaInit): Promise<Replica> {
     for (const m of init.modules) loadModule(m);
+    checkModelClasses(OWNER, init.modelTopology, init.modules);
     const model = await tf.models.modelFromJSON({ modelTopology: init.modelTopology } as tf.io.ModelJSON);
     const replica = new Replica(
       model,

@@ -2,6 +2,7 @@ import { PerformanceObserver } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
 import * as tf from '@tensorflow/tfjs';
 import { BackendPreference, selectBackend } from '../backend/selectBackend';
+import { UnregisteredClassError } from './errors';
 import type { FromWorker, ReplicaInit, ToWorker } from './protocol';
 import { Replica } from './replica';
 
@@ -31,7 +32,7 @@ async function main(): Promise<void> {
     await selectBackend(init.backend as BackendPreference | undefined, { nativeThreads: init.nativeThreads, onNotice: (m) => notices.push(m) });
     replica = await Replica.create(init);
   } catch (e) {
-    send({ type: 'failed', id: null, ...errorText(e) });
+    send({ type: 'failed', id: null, ...errorText(e), ...(e instanceof UnregisteredClassError ? { unregisteredClass: e.className } : {}) });
     return;
   }
   // GC pauses of this isolate, as the performance timeline reports them.
