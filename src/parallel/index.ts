@@ -4,6 +4,7 @@
  */
 export { ParallelAccumulator } from './parallelAccumulator';
 export type { ParallelAccumulatorArgs } from './args';
+export { WORKERS_PER_CORE, maxWorkers } from './args';
 export type { ParallelStepResult, ParallelUpdateResult, RoundReport } from './results';
 export { AccumulatorDisposedError, UnregisteredClassError, WorkerExitedError, WorkerFailedError } from './errors';
 export { TFJS_LOSS_NAMES } from './loss';

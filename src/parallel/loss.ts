@@ -89,6 +89,16 @@ export function resolveLoss(spec: LossSpec): WorkerLoss {
   return fn;
 }
 
+/**
+ * A worker's error message in the words of `ParallelAccumulator.create`: the core's loss checks
+ * (shared with `GradientAccumulator.step`) name the loss `lossFn`, the parameter of `step`; the
+ * option the user wrote here is `loss`.
+ */
+export function inLossTerms(owner: string, message: string): string {
+  const core = `${owner}: lossFn `;
+  return message.startsWith(core) ? `${owner}: loss ${message.slice(core.length)}` : message;
+}
+
 /** Loads a module by absolute path (CommonJS, or TypeScript when a loader such as tsx is registered). */
 export function loadModule(path: string): unknown {
   // eslint-disable-next-line @typescript-eslint/no-require-imports

@@ -3,6 +3,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import * as tf from '@tensorflow/tfjs';
 import { BackendPreference, selectBackend } from '../backend/selectBackend';
 import { UnregisteredClassError } from './errors';
+import { inLossTerms } from './loss';
 import type { FromWorker, ReplicaInit, ToWorker } from './protocol';
 import { Replica } from './replica';
 
@@ -20,9 +21,10 @@ import { Replica } from './replica';
 
 if (parentPort === null) throw new Error('tfjs-accumulate/parallel: worker.js runs only as a worker thread.');
 const port = parentPort;
+const OWNER = 'ParallelAccumulator';
 
 const send = (message: FromWorker): void => port.postMessage(message);
-const errorText = (e: unknown) => ({ message: e instanceof Error ? e.message : String(e), stack: e instanceof Error ? e.stack ?? null : null });
+const errorText = (e: unknown) => ({ message: inLossTerms(OWNER, e instanceof Error ? e.message : String(e)), stack: e instanceof Error ? e.stack ?? null : null });
 
 async function main(): Promise<void> {
   const init = workerData as ReplicaInit;
