@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { availableParallelism } from 'node:os';
 import { checkNativeThreads } from '../backend/kernels/nativeBlas';
-import type { BackendPreference } from '../backend/selectBackend';
+import { BACKEND_ENV_VAR, BACKEND_PREFERENCES, BackendPreference } from '../backend/selectBackend';
 import { ACCUMULATOR_ARG_KEYS, CheckedAccumulatorArgs, GradientAccumulatorArgs, checkAccumulatorArgs } from '../core/accumulatorArgs';
 import { argumentError, checkKeys, isPositiveInteger } from '../core/errors';
 import { checkLossSpec } from './loss';
@@ -21,9 +21,17 @@ export interface ParallelAccumulatorArgs extends Omit<GradientAccumulatorArgs, '
    * `LossOutput` for what it may return). Functions cannot cross threads. Required.
    */
   loss: LossSpec;
-  /** Worker threads. Default: `os.availableParallelism()`. */
+  /**
+   * Worker threads: from 1 to {@link maxWorkers} (`WORKERS_PER_CORE` per core; more threads
+   * only wait for a core, and each one costs its own start-up and memory). Default:
+   * `os.availableParallelism()`.
+   */
   workers?: number;
-  /** The backend each worker asks `selectBackend` for. Default: `selectBackend`'s own default (the `TFJS_ACCUMULATE_BACKEND` variable, else `"auto"`). */
+  /**
+   * The backend each worker asks `selectBackend` for, one of `BACKEND_PREFERENCES` (checked at
+   * `create`, before any thread starts). Default: `selectBackend`'s own default (the
+   * `TFJS_ACCUMULATE_BACKEND` variable, also checked at `create`, else `"auto"`).
+   */
   backend?: BackendPreference;
   /**
    * The BLAS threads of each worker on the native path (`selectBackend`'s `nativeThreads` in
@@ -34,7 +42,11 @@ export interface ParallelAccumulatorArgs extends Omit<GradientAccumulatorArgs, '
    * backends.
    */
   nativeThreads?: number;
-  /** Modules each worker imports before rebuilding the model, e.g. one that registers your custom layers. Default none. */
+  /**
+   * Modules each worker imports before rebuilding the model: one that registers your custom
+   * layers (or any class of the model) with `tf.serialization.registerClass`. A model using a
+   * class no worker knows is refused at `create` with `UnregisteredClassError`. Default none.
+   */
   modules?: string[];
   /**
    * Reduce the workers' sums into the main thread every `syncEvery` micro-batches instead of
@@ -48,6 +60,19 @@ export interface ParallelAccumulatorArgs extends Omit<GradientAccumulatorArgs, '
 
 /** The keys only the parallel trainer reads; the others are `GradientAccumulator`'s. */
 const PARALLEL_KEYS = ['model', 'loss', 'workers', 'backend', 'nativeThreads', 'modules', 'syncEvery'] as const;
+
+/**
+ * Workers per core accepted at most. Workers beyond the cores share them (no window runs faster),
+ * and each costs a thread, a V8 isolate and a replica of the model (16 workers on 2 cores took
+ * 7.8 s and 722 MB to start): a small factor still lets a test or a notebook run 3 workers on a
+ * 1-core machine.
+ */
+export const WORKERS_PER_CORE = 4;
+
+/** The most workers `ParallelAccumulator.create` accepts here: {@link WORKERS_PER_CORE} per core. */
+export function maxWorkers(cores = availableParallelism()): number {
+  return WORKERS_PER_CORE * Math.max(1, cores);
+}
 
 /** The arguments once checked, with every default filled in. */
 export interface CheckedParallelArgs {
@@ -89,8 +114,12 @@ export function checkParallelArgs(owner: string, args: ParallelAccumulatorArgs):
   }
   const checked = checkAccumulatorArgs(owner, core);
   const loss = checkLossSpec(owner, args.loss);
-  const workers = args.workers ?? availableParallelism();
-  if (!isPositiveInteger(workers)) throw argumentError(owner, 'workers', 'a positive integer (worker threads), or left out for one per core', workers);
+  const cores = availableParallelism();
+  const workers = args.workers ?? cores;
+  if (!isPositiveInteger(workers) || workers > maxWorkers(cores)) {
+    throw argumentError(owner, 'workers', `an integer from 1 to ${maxWorkers(cores)} (${WORKERS_PER_CORE} per core on this machine's ${cores}: more threads only wait for a core), or left out for one per core`, args.workers);
+  }
+  const backend = checkBackend(owner, args.backend);
   const nativeThreads = checkNativeThreads(owner, 'nativeThreads', args.nativeThreads ?? 1, { workers, optional: true });
   const syncEvery = args.syncEvery ?? null;
   if (syncEvery !== null && !isPositiveInteger(syncEvery)) throw argumentError(owner, 'syncEvery', 'a positive integer (micro-batches between reductions), or left out', syncEvery);
@@ -103,5 +132,23 @@ export function checkParallelArgs(owner: string, args: ParallelAccumulatorArgs):
       throw argumentError(owner, 'modules', 'module specifiers that resolve from the current directory', m);
     }
   });
-  return { model, core, checked, loss, workers, syncEvery, modules: resolved, backend: args.backend, nativeThreads };
+  return { model, core, checked, loss, workers, syncEvery, modules: resolved, backend, nativeThreads };
+}
+
+/**
+ * The backend preference every worker will hand to `selectBackend`, checked here so that a typo
+ * fails at `create` by the option's name, before any thread starts; when it is left out, the
+ * environment variable the workers would read instead is checked the same way.
+ */
+function checkBackend(owner: string, backend: unknown): BackendPreference | undefined {
+  const accepted = `one of ${BACKEND_PREFERENCES.map((p) => `"${p}"`).join(', ')}`;
+  if (backend !== undefined) {
+    if (!BACKEND_PREFERENCES.includes(backend as BackendPreference)) throw argumentError(owner, 'backend', `${accepted}, or left out`, backend);
+    return backend as BackendPreference;
+  }
+  const fromEnv = process.env[BACKEND_ENV_VAR];
+  if (fromEnv !== undefined && fromEnv !== '' && !BACKEND_PREFERENCES.includes(fromEnv as BackendPreference)) {
+    throw argumentError(owner, `the ${BACKEND_ENV_VAR} environment variable (read by every worker, since backend is left out)`, `${accepted}, or unset`, fromEnv);
+  }
+  return undefined;
 }

@@ -45,3 +45,19 @@ export class WorkerExitedError extends Error {
 export class AccumulatorDisposedError extends Error {
   override name = 'AccumulatorDisposedError';
 }
+
+/**
+ * The model uses a class (a custom layer, initializer, …) that the workers do not know, so they
+ * cannot rebuild it from its JSON: list the module that registers it in `modules`. Thrown by
+ * `create`, whose workers are then shut down; nothing else has changed.
+ */
+export class UnregisteredClassError extends Error {
+  override name = 'UnregisteredClassError';
+  constructor(
+    message: string,
+    /** The class the workers do not know, as the model's JSON names it. */
+    readonly className: string,
+  ) {
+    super(message);
+  }
+}

@@ -4,11 +4,12 @@
  */
 export { ParallelAccumulator } from './parallelAccumulator';
 export type { ParallelAccumulatorArgs } from './args';
+export { WORKERS_PER_CORE, maxWorkers } from './args';
 export type { ParallelStepResult, ParallelUpdateResult, RoundReport } from './results';
-export { AccumulatorDisposedError, WorkerExitedError, WorkerFailedError } from './errors';
+export { AccumulatorDisposedError, UnregisteredClassError, WorkerExitedError, WorkerFailedError } from './errors';
 export { TFJS_LOSS_NAMES } from './loss';
-export type { LossFunction, LossOutput } from './loss';
-export type { ParallelMicroBatch } from './microBatch';
+export type { LossFunction, LossOutput, MultiOutputLossFunction } from './loss';
+export type { MicroBatchTensor, ParallelMicroBatch } from './microBatch';
 export type { LossSpec, TransferableTensor } from './protocol';
 export { PARALLEL_STATE_FORMAT } from './state';
 export type { Averaging, LegacyParallelState, ParallelAccumulatorState } from './state';

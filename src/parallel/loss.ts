@@ -31,8 +31,14 @@ export const TFJS_LOSS_NAMES = [
  */
 export type LossOutput = tf.Tensor | { loss: tf.Tensor; count: tf.Tensor | number };
 
-/** A loss as a worker calls it. */
+/** A loss as a worker calls it, for a model with one output. */
 export type LossFunction = (ys: tf.Tensor, predictions: tf.Tensor) => LossOutput;
+
+/** A loss as a worker calls it for a model with several outputs: the targets and predictions in `model.outputs` order. */
+export type MultiOutputLossFunction = (ys: tf.Tensor[], predictions: tf.Tensor[]) => LossOutput;
+
+/** Either: what a worker calls, with one tensor or with arrays. */
+export type WorkerLoss = (ys: tf.Tensor | tf.Tensor[], predictions: tf.Tensor | tf.Tensor[]) => LossOutput;
 
 /**
  * Checks a loss description in the main thread, so a typo fails at `create` with a named error
@@ -64,15 +70,33 @@ export function checkLossSpec(owner: string, spec: unknown): LossSpec {
   return { module: resolved, export: name };
 }
 
-/** The loss function a worker calls, from a checked description. */
-export function resolveLoss(spec: LossSpec): LossFunction {
+/**
+ * The loss function a worker calls, from a checked description. A loss by name on a model with
+ * several outputs is the sum of its mean over each output (as Keras applies one loss given for
+ * several outputs); a module's function receives the arrays and decides.
+ */
+export function resolveLoss(spec: LossSpec): WorkerLoss {
   if (typeof spec === 'string') {
     const fn = (tf.losses as unknown as Record<string, (labels: tf.Tensor, predictions: tf.Tensor) => tf.Tensor>)[spec];
-    return (ys, predictions) => fn(ys, predictions);
+    return (ys, predictions) => {
+      if (!Array.isArray(predictions)) return fn(ys as tf.Tensor, predictions);
+      const targets = ys as tf.Tensor[];
+      return tf.addN(predictions.map((p, k) => fn(targets[k], p)));
+    };
   }
-  const fn = (loadModule(spec.module) as Record<string, LossFunction>)[spec.export];
+  const fn = (loadModule(spec.module) as Record<string, WorkerLoss>)[spec.export];
   if (typeof fn !== 'function') throw new Error(`the module ${spec.module} has no function export "${spec.export}"`);
   return fn;
+}
+
+/**
+ * A worker's error message in the words of `ParallelAccumulator.create`: the core's loss checks
+ * (shared with `GradientAccumulator.step`) name the loss `lossFn`, the parameter of `step`; the
+ * option the user wrote here is `loss`.
+ */
+export function inLossTerms(owner: string, message: string): string {
+  const core = `${owner}: lossFn `;
+  return message.startsWith(core) ? `${owner}: loss ${message.slice(core.length)}` : message;
 }
 
 /** Loads a module by absolute path (CommonJS, or TypeScript when a loader such as tsx is registered). */

@@ -8,6 +8,7 @@ import { checkMicroBatch, ParallelMicroBatch } from './microBatch';
 import { FromWorker, PackedLayout, PartSums, WorkerTiming, packedLayout, readWeights, sharedFloat32 } from './protocol';
 import type { ParallelStepResult, ParallelUpdateResult, RoundReport } from './results';
 import { ParallelAccumulatorState, upgradeParallelState } from './state';
+import { TrainableSync } from './trainable';
 import { WorkerPool } from './workerPool';
 
 const OWNER = 'ParallelAccumulator';
@@ -54,6 +55,7 @@ export class ParallelAccumulator {
     private readonly inner: GradientAccumulator,
     private readonly pool: WorkerPool,
     private readonly syncEvery: number | null,
+    private readonly trainable: TrainableSync,
     buffers: { weights: SharedArrayBuffer; sums: SharedArrayBuffer[]; last: SharedArrayBuffer[] },
     ready: { backend: string; notices: string[] }[],
   ) {
@@ -93,7 +95,7 @@ export class ParallelAccumulator {
       inner.dispose({ keepOptimizer: true });
       throw error;
     }
-    return new ParallelAccumulator(model, inner, started.pool, syncEvery, buffers, started.ready);
+    return new ParallelAccumulator(model, inner, started.pool, syncEvery, TrainableSync.of(model, started.pool), buffers, started.ready);
   }
 
   /** Worker threads. */
@@ -129,9 +131,10 @@ export class ParallelAccumulator {
    */
   async step(batch: ParallelMicroBatch): Promise<ParallelStepResult> {
     return this.exclusive(async () => {
-      const { xs, ys, transfer, bytes } = checkMicroBatch(OWNER, batch, this.model);
+      const { xs, ys, transfer, bytes, samples } = checkMicroBatch(OWNER, batch, this.model);
+      this.trainable.beforeMicroBatch(OWNER);
       // A window is fixed before its first micro-batch leaves: every one sent belongs to it.
-      const { size, scale } = this.inner.openWindow(this.averaging === 'per-sample' ? xs.shape[0] : 1);
+      const { size, scale } = this.inner.openWindow(this.averaging === 'per-sample' ? samples : 1);
       const last = this.pendingMicroBatches + 1 >= size;
       const worker = this.round.next;
       this.pool.post(worker, { type: 'micro-batch', index: this.microStep, xs, ys, last, scale }, transfer);
@@ -246,6 +249,7 @@ export class ParallelAccumulator {
    * update. On a worker's failure the round is discarded everywhere and nothing else changes.
    */
   private async reduceRound(): Promise<{ report: RoundReport; result: StepResult | null }> {
+    this.trainable.requireOne(OWNER);
     const start = performance.now();
     const active = this.round.perWorker.flatMap((n, i) => (n > 0 ? [i] : []));
     const bytes = { microBatches: this.round.bytes, gradients: active.length * this.layout.length * 4, weights: 0 };
@@ -303,8 +307,8 @@ export class ParallelAccumulator {
 
   /**
    * Adds the parts of several workers to the core's window as one contribution: their sums
-   * added element by element in float32 (the reduction) and their counts. Null when they hold
-   * no micro-batch.
+   * added element by element in float32 (the reduction) and their counts, without the sums of a
+   * variable frozen since (see trainable.ts). Null when they hold no micro-batch.
    */
   private addPart(parts: PartSums[], views: Float32Array[]): StepResult | null {
     const used = parts.flatMap((p, i) => (p.microBatches > 0 ? [i] : []));
@@ -318,7 +322,7 @@ export class ParallelAccumulator {
     const chosen = used.map((i) => parts[i]);
     const sums: tf.NamedTensorMap = {};
     this.vars.forEach((v, i) => {
-      if (chosen.some((p) => p.touched[i])) sums[v.name] = tf.tensor(total.subarray(offsets[i], offsets[i] + sizes[i]), v.shape);
+      if (v.trainable && chosen.some((p) => p.touched[i])) sums[v.name] = tf.tensor(total.subarray(offsets[i], offsets[i] + sizes[i]), v.shape);
     });
     try {
       return this.inner.addGradientSums(sums, {

@@ -49,8 +49,10 @@ export type ToWorker =
   | {
       type: 'micro-batch';
       index: number;
-      xs: TransferableTensor;
-      ys: TransferableTensor;
+      /** One array per model input. */
+      xs: TransferableTensor[];
+      /** One array per model output. */
+      ys: TransferableTensor[];
       /** The micro-batch that completes the window: its gradient is kept apart from the sums (see {@link PartSums}). */
       last: boolean;
       /** The scale of its window (`GradientAccumulator.openWindow`): the worker sums its gradient times 2^−scale. */
@@ -59,6 +61,8 @@ export type ToWorker =
   | { type: 'reduce'; id: number }
   | { type: 'discard'; id: number }
   | { type: 'trainable-weights' }
+  /** The trained variables' `trainable` flags, in the packed order: sent when one changed on the main thread (see `TrainableSync`). */
+  | { type: 'trainable'; flags: boolean[] }
   | { type: 'all-weights'; weights: TransferableTensor[] }
   | { type: 'memory'; id: number };
 
@@ -135,7 +139,14 @@ export type FromWorker =
     }
   | { type: 'discarded'; id: number }
   | { type: 'memory'; id: number; numTensors: number }
-  | { type: 'failed'; id: number | null; message: string; stack: string | null };
+  | {
+      type: 'failed';
+      id: number | null;
+      message: string;
+      stack: string | null;
+      /** At start-up: the class of the model the worker does not know (see `UnregisteredClassError`). */
+      unregisteredClass?: string;
+    };
 
 /** Where each trainable weight lives in a packed buffer: offsets and sizes, in order. */
 export interface PackedLayout {

@@ -5,8 +5,11 @@ import '../core/norm/batchRenormalization';
 import '../core/norm/frozenBatchNormalization';
 import { CountedLoss, microBatchGradients } from '../core/lossGradient';
 import { isMicroBatchFinite, sumAndRead } from '../core/update';
-import { LossFunction, loadModule, resolveLoss } from './loss';
+import { WorkerLoss, loadModule, resolveLoss } from './loss';
+import { fromTransferable } from './microBatch';
+import { checkModelClasses } from './modelClasses';
 import { clockSince, threadClock } from './threadClock';
+import { setTrainableFlags } from './trainable';
 import { FromWorker, MicroBatchReport, PackedLayout, PartSums, ReplicaInit, TransferableTensor, WorkerTiming, packedLayout } from './protocol';
 
 type SumsMessage = Extract<FromWorker, { type: 'sums' }>;
@@ -43,7 +46,7 @@ export class Replica {
 
   private constructor(
     readonly model: tf.LayersModel,
-    private readonly loss: LossFunction,
+    private readonly loss: WorkerLoss,
     private readonly averaging: ReplicaInit['averaging'],
     private readonly weightView: Float32Array,
     private readonly sumView: Float32Array,
@@ -58,6 +61,7 @@ export class Replica {
   /** Rebuilds the model from its JSON and weights on the active backend and finds the loss. */
   static async create(init: ReplicaInit): Promise<Replica> {
     for (const m of init.modules) loadModule(m);
+    checkModelClasses(OWNER, init.modelTopology, init.modules);
     const model = await tf.models.modelFromJSON({ modelTopology: init.modelTopology } as tf.io.ModelJSON);
     const replica = new Replica(
       model,
@@ -84,20 +88,20 @@ export class Replica {
    * @param scale The scale of the window the micro-batch belongs to (`openWindow`'s): its
    *   gradient is summed times 2^−scale, so that the window's sums cannot overflow.
    */
-  addMicroBatch(index: number, xsData: TransferableTensor, ysData: TransferableTensor, last = false, scale = 0): void {
+  addMicroBatch(index: number, xsData: TransferableTensor | TransferableTensor[], ysData: TransferableTensor | TransferableTensor[], last = false, scale = 0): void {
     const start = performance.now();
     const clock = threadClock();
     const part = last ? this.last : this.main;
-    const n = xsData.shape[0];
-    const xs = tf.tensor(xsData.values, xsData.shape);
-    const ys = tf.tensor(ysData.values, ysData.shape);
+    const xs = fromTransferable(xsData);
+    const ys = fromTransferable(ysData);
+    const n = xs.tensors[0].shape[0];
     let computed: ReturnType<typeof microBatchGradients>;
     try {
       // The objective times the window's scale (see `windowScale`), as GradientAccumulator.step scales it.
-      const loss = () => countedForm(this.loss(ys, this.model.apply(xs, { training: true }) as tf.Tensor));
+      const loss = () => countedForm(this.loss(ys.value, this.model.apply(xs.value, { training: true }) as tf.Tensor | tf.Tensor[]));
       computed = microBatchGradients(OWNER, this.averaging, loss, this.vars, undefined, n, () => 2 ** -scale);
     } finally {
-      tf.dispose([xs, ys]);
+      tf.dispose([...xs.tensors, ...ys.tensors]);
     }
     const { gradients, meanLoss, counted, count } = computed;
     let fresh: tf.Tensor[] = [];
@@ -166,6 +170,11 @@ export class Replica {
     const { offsets, sizes } = this.layout;
     tf.tidy(() => this.vars.forEach((v, i) => v.assign(tf.tensor(this.weightView.slice(offsets[i], offsets[i] + sizes[i]), v.shape))));
     this.timing.unpackMs += performance.now() - start;
+  }
+
+  /** Follows the main model's `trainable` flags: a frozen variable gets no gradient from the next micro-batch on. */
+  setTrainable(flags: boolean[]): void {
+    setTrainableFlags(this.vars, flags);
   }
 
   /** Loads every weight of the model (trainable or not), in `model.weights` order. */

@@ -2,6 +2,8 @@ import { PerformanceObserver } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
 import * as tf from '@tensorflow/tfjs';
 import { BackendPreference, selectBackend } from '../backend/selectBackend';
+import { UnregisteredClassError } from './errors';
+import { inLossTerms } from './loss';
 import type { FromWorker, ReplicaInit, ToWorker } from './protocol';
 import { Replica } from './replica';
 
@@ -19,9 +21,10 @@ import { Replica } from './replica';
 
 if (parentPort === null) throw new Error('tfjs-accumulate/parallel: worker.js runs only as a worker thread.');
 const port = parentPort;
+const OWNER = 'ParallelAccumulator';
 
 const send = (message: FromWorker): void => port.postMessage(message);
-const errorText = (e: unknown) => ({ message: e instanceof Error ? e.message : String(e), stack: e instanceof Error ? e.stack ?? null : null });
+const errorText = (e: unknown) => ({ message: inLossTerms(OWNER, e instanceof Error ? e.message : String(e)), stack: e instanceof Error ? e.stack ?? null : null });
 
 async function main(): Promise<void> {
   const init = workerData as ReplicaInit;
@@ -31,7 +34,7 @@ async function main(): Promise<void> {
     await selectBackend(init.backend as BackendPreference | undefined, { nativeThreads: init.nativeThreads, onNotice: (m) => notices.push(m) });
     replica = await Replica.create(init);
   } catch (e) {
-    send({ type: 'failed', id: null, ...errorText(e) });
+    send({ type: 'failed', id: null, ...errorText(e), ...(e instanceof UnregisteredClassError ? { unregisteredClass: e.className } : {}) });
     return;
   }
   // GC pauses of this isolate, as the performance timeline reports them.
@@ -64,6 +67,9 @@ async function main(): Promise<void> {
           break;
         case 'trainable-weights':
           replica.readTrainableWeights();
+          break;
+        case 'trainable':
+          replica.setTrainable(message.flags);
           break;
         case 'all-weights':
           replica.setAllWeights(message.weights);

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { join } from 'node:path';
-import { AccumulatorDisposedError, WorkerExitedError, WorkerFailedError } from './errors';
+import { AccumulatorDisposedError, UnregisteredClassError, WorkerExitedError, WorkerFailedError } from './errors';
 import type { FromWorker, ReplicaInit, ToWorker } from './protocol';
 
 type Reply = Exclude<FromWorker, { type: 'ready' } | { type: 'failed' }>;
@@ -65,6 +65,8 @@ export class WorkerPool {
           listeners.push(
             ['message', (m: FromWorker) => {
               if (m.type === 'ready') resolve(m);
+              // A class the model needs is missing: the arguments' fault, not the thread's.
+              else if (m.type === 'failed' && m.unregisteredClass !== undefined) reject(new UnregisteredClassError(m.message, m.unregisteredClass));
               else if (m.type === 'failed') reject(new WorkerExitedError(`worker ${i} could not start: ${m.message}`, i));
             }],
             ['error', (e: Error) => reject(new WorkerExitedError(`worker ${i} could not start: ${e.message}`, i))],

@@ -186,7 +186,7 @@ describe('ParallelAccumulator: bad arguments', () => {
       [{ model: {} as tf.LayersModel }, 'ParallelAccumulator: model must be a tf.LayersModel'],
       [{ optimizer: 'sgd' as unknown as tf.Optimizer }, 'optimizer must be a tf.Optimizer'],
       [{ accumulationSteps: 0 }, 'accumulationSteps must be a positive integer'],
-      [{ workers: 0 }, 'workers must be a positive integer'],
+      [{ workers: 0 }, 'workers must be an integer from 1 to'],
       [{ loss: 'meanSquaredErr' }, 'loss must be one of "meanSquaredError"'],
       [{ loss: { module: './no/such/module', export: 'f' } }, 'loss.module must be a module that resolves'],
       [{ loss: { module: FIXTURES, export: 'notALoss' } }, 'loss.export must be the name of a function'],
