@@ -13,4 +13,6 @@ export type { TinyGptArgs } from './model';
 export { generateText } from './generate';
 export type { GenerateTextArgs } from './generate';
 export { recomputedGradients } from './recompute';
+export { measureUpdatePeak } from './memory';
+export type { MeasureUpdatePeakArgs, UpdatePeak } from './memory';
 export type { RecomputedGradients } from './recompute';
