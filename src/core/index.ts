@@ -15,6 +15,8 @@ export type { GradientAccumulatorArgs, Averaging, NonFinitePolicy, StepOptions, 
 export { isBiasOrNormalization } from './accumulatorArgs';
 export type { SkipLargeUpdatesArgs, WeightDecayArgs } from './accumulatorArgs';
 export type { CountedLoss } from './lossGradient';
+export { nextTokenLoss } from './nextTokenLoss';
+export { gatherRows } from './gatherRows';
 export { AccumulatingOptimizer, MissingCallbackError } from './accumulatingOptimizer';
 export type { AccumulatingOptimizerArgs } from './accumulatingOptimizer';
 export { checkEquivalence } from './equivalence';

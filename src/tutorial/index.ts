@@ -23,3 +23,5 @@ export type { PlotlyFigure, PlotlyTrace, Series, LineChartArgs, BarChartArgs, Di
 export { runNormExperiment, batchStatisticsDeviation, testErrorOf, testErrorSpread, NORM_EXPERIMENT_PRESETS, WU_HE_2018 } from './experiments/normExperiment';
 export type { NormExperimentArgs, NormExperimentProgress, NormExperimentResult, NormRunRecord, NormSummaryRow, StatisticsDeviation } from './experiments/normExperiment';
 export { check, showMarkdown, markdownBundle, CheckFailedError, CHECK_MARK } from './check';
+export { loadMobyDick, MOBY_DICK_PACKAGE, CharTokenizer, ALPHABET, PAD, START, bookSentences, tokenBatch, tokenBatches, causalMask, causalSelfAttention, TinyGpt, generateText, recomputedGradients, measureUpdatePeak } from './lm';
+export type { BookChapter, BookSentencesArgs, TokenBatch, TinyGptArgs, GenerateTextArgs, RecomputedGradients, MeasureUpdatePeakArgs, UpdatePeak } from './lm';

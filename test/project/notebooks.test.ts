@@ -144,7 +144,7 @@ function unlinkedIssues(markdown: string): string[] {
 
 describe('the notebooks', () => {
   it('are the chapters, numbered in reading order', () => {
-    assert.deepEqual(files.map((f) => f.slice(0, 3)), ['00-', '01-', '02-', '03-', '04-', '05-', '06-', '07-', '08-']);
+    assert.deepEqual(files.map((f) => f.slice(0, 3)), ['00-', '01-', '02-', '03-', '04-', '05-', '06-', '07-', '08-', '09-']);
   });
 
   for (const file of [...files, ...translated]) {
