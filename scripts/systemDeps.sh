@@ -6,7 +6,8 @@
 # jupyter-server; `npm run lab` serves the front end of lab/ with it), Noto CJK so that Chromium
 # draws the Chinese edition with real glyphs, and libopenblas-dev, the CBLAS (headers and
 # libopenblas.so) that the optional native kernels (native/, built by `npm run native:build`)
-# link against. Safe to run repeatedly.
+# link against, and python3-torch, the PyTorch that chapter 9's model is checked against
+# (test/scripts/lm/tinyGptTorch.test.ts: 10 AdamW updates of the same numbers). Safe to run repeatedly.
 set -euo pipefail
 
 # package  what proves it is there
@@ -20,6 +21,7 @@ checks=(
   "python3-jupyterlab-server|/usr/bin/python3 -c 'import jupyterlab_server'"
   "fonts-noto-cjk|test -f /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc"
   "libopenblas-dev|dpkg -s libopenblas-dev"
+  "python3-torch|/usr/bin/python3 -c 'import torch'"
 )
 
 source "$(dirname "$0")/aptInstall.sh"
