@@ -7,6 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { writeTokenConfig, type TokenConfig } from '../../scripts/lab/tokenConfig';
 import { compareShots, pixelDifference, shootFigure, siteFigure } from '../helpers/figureShots';
 import { inSlots, NOTEBOOK_SLOTS } from '../helpers/notebookSlots';
 import { Slots } from '../helpers/slots';
@@ -36,6 +37,7 @@ let tmp: string;
 let server: ChildProcess;
 let base: string;
 let browser: Browser;
+let tokenConfig: TokenConfig | undefined;
 
 async function freePort(): Promise<number> {
   const probe = net.createServer();
@@ -56,7 +58,10 @@ before(async () => {
   assert.equal(install.status, 0, install.stdout + install.stderr);
   const token = randomBytes(16).toString('hex');
   const port = await freePort();
-  const args = ['--no-browser', '--ip=127.0.0.1', `--port=${port}`, `--NotebookApp.token=${token}`, `--notebook-dir=${CONFIG.work}`];
+  // The token in a private config file, never on the command line (scripts/lab/tokenConfig.ts).
+  tokenConfig = writeTokenConfig(token, 'NotebookApp');
+  const args = ['--no-browser', '--ip=127.0.0.1', `--port=${port}`, `--config=${tokenConfig.file}`, `--notebook-dir=${CONFIG.work}`];
+  // CI runs as root; a loopback server whose token only this user can read, for this test only.
   if (process.getuid?.() === 0) args.push('--allow-root');
   server = spawn('/usr/bin/jupyter-notebook', args, {
     env: {
@@ -89,6 +94,7 @@ before(async () => {
 after(async () => {
   await browser?.close();
   server?.kill('SIGTERM');
+  tokenConfig?.remove();
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 
