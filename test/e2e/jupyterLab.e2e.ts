@@ -9,7 +9,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { cellOutputs, findLosses } from '../../scripts/deno/compareOutputs';
 import { readNotebook } from '../../scripts/deno/notebooks';
 import { ensureLabApp } from '../../scripts/lab/app';
-import { startLabServer, type LabServer } from '../../scripts/lab/server';
+import { isRoot, startLabServer, type LabServer } from '../../scripts/lab/server';
 import { compareShots, pixelDifference, shootFigure, siteFigure } from '../helpers/figureShots';
 import { isolatedJupyterEnv } from '../helpers/jupyter';
 import { calls, closeInPage, drawnFigures, errorOutputs, loadLab, openInPage, readOpenNotebook, renderedTables, runAll, save } from '../helpers/jupyterLab';
@@ -80,7 +80,8 @@ before(async () => {
     // One server per kernel, each seeing only its own kernelspec.
     installKernel(kernel);
     const state = path.join(tmp, kernel);
-    servers.set(kernel, await startLabServer({ root: dir, frontEnd: 'lab-app', env: { ...isolatedJupyterEnv(state), DENO_NO_UPDATE_CHECK: '1' }, settingsDir: path.join(state, 'settings'), workspacesDir: path.join(state, 'workspaces') }));
+    // CI runs as root: allowed here, for a loopback server whose token only this user can read.
+    servers.set(kernel, await startLabServer({ root: dir, frontEnd: 'lab-app', allowRoot: isRoot(), env: { ...isolatedJupyterEnv(state), DENO_NO_UPDATE_CHECK: '1' }, settingsDir: path.join(state, 'settings'), workspacesDir: path.join(state, 'workspaces') }));
   }
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_FLAGS });
 });

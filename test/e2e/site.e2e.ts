@@ -281,12 +281,12 @@ describe('a site from tagged cells', () => {
 });
 
 describe('a site from hostile notebooks', () => {
-  it('never runs their markup and never creates their elements (file://)', async () => {
+  it('never runs their markup, creates their elements, loads a remote resource or lets an output cover the page (file://)', async () => {
     writeHostileNotebooks(path.join(tmp, 'hostile'));
     exportSite({ inDir: path.join(tmp, 'hostile'), outDir: path.join(tmp, 'hostile-site') });
     const site = path.join(tmp, 'hostile-site');
     const files = fs.readdirSync(site).filter((f) => f.endsWith('.html'));
-    assert.ok(files.includes(`${HOSTILE.name}.html`));
+    assert.ok(files.includes(`${HOSTILE.name}.html`) && files.includes(`${HOSTILE.scriptName}.html`) && files.includes('11-hostile-outputs.html'));
     const urls = [...files.map((f) => pathToFileURL(path.join(site, f)).href), `${pathToFileURL(path.join(site, 'search.html')).href}?q=pwned`];
     for (const url of urls) {
       const { page, problems } = await open(context, url);
@@ -295,13 +295,30 @@ describe('a site from hostile notebooks', () => {
         dialogs.push(d.message());
         void d.dismiss();
       });
-      await page.waitForTimeout(100);
-      const state = await page.evaluate(() => ({ pwned: (window as unknown as { __pwned?: number }).__pwned ?? null, injected: document.querySelectorAll('img[src="x"]').length }));
-      assert.deepEqual(state, { pwned: null, injected: 0 }, url);
+      const remote: string[] = [];
+      page.on('request', (r) => !/^(file|data):/.test(r.url()) && remote.push(r.url()));
+      // Every request a page makes starts by its load event; an image-set or url() in a style with it.
+      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+      const state = await page.evaluate(() => ({
+        pwned: (window as unknown as { __pwned?: number }).__pwned ?? null,
+        injected: document.querySelectorAll('img[src="x"], .output img, .output svg image').length,
+        covering: Array.from(document.querySelectorAll('.output *')).filter((e) => ['fixed', 'sticky'].includes(getComputedStyle(e).position)).length,
+        resources: performance.getEntriesByType('resource').map((e) => e.name).filter((n) => !/^(file|data):/.test(n)),
+      }));
+      assert.deepEqual(state, { pwned: null, injected: 0, covering: 0, resources: [] }, url);
+      assert.deepEqual(remote, [], `${url}: requests off the site`);
       assert.deepEqual(dialogs, []);
       assert.deepEqual(problems, [], url);
       await page.close();
     }
+    // Search links the javascript:-named page by its encoded name; following the link opens it.
+    const { page: search } = await open(context, `${pathToFileURL(path.join(site, 'search.html')).href}?q=pwned`);
+    const links = await search.evaluate(() => Array.from(document.querySelectorAll<HTMLAnchorElement>('#search-results a')).map((a) => ({ protocol: a.protocol, href: a.href })));
+    assert.ok(links.length > 0, 'search finds the script-named page');
+    assert.deepEqual(links.filter((l) => l.protocol !== 'file:'), [], 'every result is a link within the site');
+    await Promise.all([search.waitForURL((u) => u.href.includes('javascript%3A')), search.locator('#search-results a', { hasText: 'Script-named' }).first().click()]);
+    assert.equal(await search.evaluate(() => (window as unknown as { __pwned?: number }).__pwned ?? null), null);
+    await search.close();
     // The negative case: the same markup, unescaped, does run in this browser.
     const probe = path.join(tmp, 'probe.html');
     fs.writeFileSync(probe, `<!doctype html><p>${HOSTILE.markup}</p>`);
