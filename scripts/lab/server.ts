@@ -8,6 +8,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as net from 'node:net';
 import * as path from 'node:path';
+import { killTagged, newKernelTag, taggedEnv } from '../notebooks/processTree';
 import { writeTokenConfig } from './tokenConfig';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -64,7 +65,7 @@ export interface LabServer {
   process: ChildProcess;
   /** Everything the server logged so far. */
   log(): string;
-  /** Stops the server and its kernels. */
+  /** Stops the server, its kernels and every process they started. */
   stop(): Promise<void>;
 }
 
@@ -122,8 +123,11 @@ export async function startLabServer(args: StartLabArgs): Promise<LabServer> {
   const token = args.token ?? randomBytes(16).toString('hex');
   const config = writeTokenConfig(token);
   const [command, ...argv] = labCommand(frontEnd, { root: args.root, port, configFile: config.file, allowRoot: args.allowRoot && isRoot(), settingsDir: args.settingsDir, workspacesDir: args.workspacesDir });
+  // Every kernel the server starts, and whatever a notebook starts, carries this tag, so that
+  // stop() finds them all, a `setsid` one included (scripts/notebooks/processTree.ts).
+  const tag = newKernelTag();
   // Debian's Python 3.11 prints a debugger warning about frozen modules on every start.
-  const child = spawn(command, argv, { env: { PYDEVD_DISABLE_FILE_VALIDATION: '1', ...(args.env ?? process.env) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, argv, { env: taggedEnv(tag, { PYDEVD_DISABLE_FILE_VALIDATION: '1', ...(args.env ?? process.env) }), stdio: ['ignore', 'pipe', 'pipe'] });
   const base = `http://127.0.0.1:${port}`;
   let log = '';
   let listening: () => void = () => undefined;
@@ -136,8 +140,12 @@ export async function startLabServer(args: StartLabArgs): Promise<LabServer> {
   child.stdout!.on('data', onData);
   child.stderr!.on('data', onData);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  // The config file is read at start-up and not needed after; it goes when the server goes.
-  void exited.then(() => config.remove());
+  // The config file is read at start-up and not needed after; it goes when the server goes, and
+  // so does every process the server's kernels left.
+  void exited.then(() => {
+    config.remove();
+    killTagged(tag);
+  });
   let ceiling: NodeJS.Timeout | undefined;
   const outcome = await Promise.race([
     listens.then(() => 'listening' as const),
@@ -165,6 +173,7 @@ export async function startLabServer(args: StartLabArgs): Promise<LabServer> {
       await exited;
       clearTimeout(killer);
       config.remove();
+      killTagged(tag);
     },
   };
 }

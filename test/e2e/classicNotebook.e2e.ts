@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { writeTokenConfig, type TokenConfig } from '../../scripts/lab/tokenConfig';
+import { killTagged, newKernelTag, taggedEnv } from '../../scripts/notebooks/processTree';
 import { compareShots, pixelDifference, shootFigure, siteFigure } from '../helpers/figureShots';
 import { inSlots, NOTEBOOK_SLOTS } from '../helpers/notebookSlots';
 import { Slots } from '../helpers/slots';
@@ -38,6 +39,7 @@ let server: ChildProcess;
 let base: string;
 let browser: Browser;
 let tokenConfig: TokenConfig | undefined;
+const serverTag = newKernelTag();
 
 async function freePort(): Promise<number> {
   const probe = net.createServer();
@@ -64,7 +66,8 @@ before(async () => {
   // CI runs as root; a loopback server whose token only this user can read, for this test only.
   if (process.getuid?.() === 0) args.push('--allow-root');
   server = spawn('/usr/bin/jupyter-notebook', args, {
-    env: {
+    // Tagged, so that after() finds every process its kernels left (processTree.ts).
+    env: taggedEnv(serverTag, {
       ...process.env,
       // The kernelspec and the figure renderer, where kernel:install put them for this prefix.
       JUPYTER_PATH: path.join(prefix, 'share', 'jupyter'),
@@ -72,7 +75,7 @@ before(async () => {
       JUPYTER_DATA_DIR: path.join(tmp, 'data'),
       JUPYTER_CONFIG_DIR: path.join(tmp, 'config'),
       JUPYTER_RUNTIME_DIR: path.join(tmp, 'runtime'),
-    },
+    }),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let log = '';
@@ -93,7 +96,12 @@ before(async () => {
 
 after(async () => {
   await browser?.close();
-  server?.kill('SIGTERM');
+  if (server && server.exitCode === null && server.signalCode === null) {
+    const exited = new Promise((resolve) => server.once('exit', resolve));
+    server.kill('SIGTERM');
+    await exited;
+  }
+  killTagged(serverTag);
   tokenConfig?.remove();
   fs.rmSync(tmp, { recursive: true, force: true });
 });
