@@ -9,11 +9,12 @@ import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { writeTokenConfig, type TokenConfig } from '../../scripts/lab/tokenConfig';
 import { killTagged, newKernelTag, taggedEnv } from '../../scripts/notebooks/processTree';
+import { CLASSIC, notebooksOf } from '../helpers/frontEndSets';
 import { compareShots, pixelDifference, shootFigure, siteFigure } from '../helpers/figureShots';
 import { inSlots, NOTEBOOK_SLOTS } from '../helpers/notebookSlots';
 import { Slots } from '../helpers/slots';
 
-// Opens every notebook in the real classic Notebook front end (Debian's jupyter-notebook) with the
+// Opens a representative set of notebooks (test/helpers/frontEndSets.ts) in the real classic Notebook front end (Debian's jupyter-notebook) with the
 // tslab kernelspec and the figure renderer that `npm run kernel:install` installs, in headless
 // Chromium, runs all cells as a reader would (Cell > Run All), and checks what the reader sees:
 // every code cell executed, no error output, and one chart drawn by plotly.js per showFigure
@@ -22,8 +23,8 @@ import { Slots } from '../helpers/slots';
 // `tfjs-accumulate` resolves, because the front end autosaves. `npm run test:classic` runs it.
 const ROOT = path.resolve(__dirname, '..', '..');
 const NOTEBOOKS = path.join(ROOT, 'notebooks');
-/** The English chapters, then the Chinese edition's twins (`zh/01-environment.ipynb` …). */
-const ALL_FILES = ['', 'zh/'].flatMap((dir) => fs.readdirSync(path.join(NOTEBOOKS, dir)).filter((f) => f.endsWith('.ipynb')).sort().map((f) => dir + f));
+/** The representative set of test/helpers/frontEndSets.ts (every notebook with E2E_ALL_NOTEBOOKS=1). */
+const ALL_FILES = notebooksOf(CLASSIC);
 /** Only these notebooks (comma-separated, e.g. `04-training-loop.ipynb`); for development. */
 const FILES = ALL_FILES.filter((f) => !process.env.CLASSIC_E2E_ONLY || process.env.CLASSIC_E2E_ONLY.split(',').includes(f));
 const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'];
@@ -165,7 +166,7 @@ async function runInClassic(file: string): Promise<Seen> {
 describe('the notebooks in classic Notebook with the tslab kernel', () => {
   // Two notebooks at a time, one that measures time alone (test/helpers/notebookSlots.ts).
   const slots = new Slots(NOTEBOOK_SLOTS);
-  describe('every notebook, two at a time', { concurrency: true }, () => {
+  describe('the set of notebooks, two at a time', { concurrency: true }, () => {
     for (const file of FILES) {
       // The time out counts the wait for a slot too: every notebook's before this one, at most.
       it(`runs ${file} top to bottom and draws its charts`, { timeout: (FILES.length + 1) * (CONFIG.notebookTimeoutMs + 60_000) }, () =>

@@ -11,10 +11,11 @@ import { readNotebook } from '../../scripts/deno/notebooks';
 import { ensureLabApp } from '../../scripts/lab/app';
 import { isRoot, startLabServer, type LabServer } from '../../scripts/lab/server';
 import { compareShots, pixelDifference, shootFigure, siteFigure } from '../helpers/figureShots';
+import { LAB, notebooksOf } from '../helpers/frontEndSets';
 import { isolatedJupyterEnv } from '../helpers/jupyter';
 import { calls, closeInPage, drawnFigures, errorOutputs, loadLab, openInPage, readOpenNotebook, renderedTables, runAll, save } from '../helpers/jupyterLab';
 
-// Every notebook of both editions, read in JupyterLab (lab/'s app on Debian's jupyterlab-server)
+// A representative set of notebooks of both editions (test/helpers/frontEndSets.ts), read in JupyterLab (lab/'s app on Debian's jupyterlab-server)
 // as a reader does, under each kernel: open it, check the kernel, Run All, no error or stderr,
 // every showFigure drawn and every showTable rendered, save, reopen in a page that never had it
 // open: still unmodified, every figure drawn again. The Deno server sees only the deno kernelspec, so the
@@ -23,7 +24,8 @@ import { calls, closeInPage, drawnFigures, errorOutputs, loadLab, openInPage, re
 // app is installed (npm ci, from npm's cache) and built here, only when stale.
 const ROOT = path.resolve(__dirname, '..', '..');
 const NOTEBOOKS = path.join(ROOT, 'notebooks');
-const FILES = ['', 'zh/'].flatMap((dir) => fs.readdirSync(path.join(NOTEBOOKS, dir)).filter((f) => f.endsWith('.ipynb')).sort().map((f) => dir + f));
+/** The representative set of test/helpers/frontEndSets.ts (every notebook with E2E_ALL_NOTEBOOKS=1). */
+const FILES = notebooksOf(LAB);
 const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'];
 const PLOTLY_MIME = 'application/vnd.plotly.v1+json';
 const ALL_KERNELS = ['tslab', 'deno'] as const;
