@@ -13,6 +13,7 @@ import { CLASSIC, notebooksOf } from '../helpers/frontEndSets';
 import { compareShots, pixelDifference, shootFigure, siteFigure } from '../helpers/figureShots';
 import { inSlots, NOTEBOOK_SLOTS } from '../helpers/notebookSlots';
 import { Slots } from '../helpers/slots';
+import { HANG_MS, NOTEBOOK_HANG_MS } from '../helpers/ceilings';
 
 // Opens a representative set of notebooks (test/helpers/frontEndSets.ts) in the real classic Notebook front end (Debian's jupyter-notebook) with the
 // tslab kernelspec and the figure renderer that `npm run kernel:install` installs, in headless
@@ -31,8 +32,8 @@ const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disabl
 const CONFIG = {
   /** Where the copies go (git-ignored). */
   work: path.join(ROOT, 'build', 'classic-notebook'),
-  /** The longest a whole notebook may take (ms). */
-  notebookTimeoutMs: 300_000,
+  /** The longest a whole notebook may take (ms): a ceiling for a hang (test/helpers/ceilings.ts). */
+  notebookTimeoutMs: NOTEBOOK_HANG_MS,
 };
 
 let tmp: string;
@@ -83,7 +84,7 @@ before(async () => {
   server.stderr!.on('data', (d) => (log += d));
   const started = Date.now();
   while (!log.includes(`127.0.0.1:${port}`)) {
-    assert.ok(Date.now() - started < 60_000 && server.exitCode === null, `jupyter-notebook did not start:\n${log}`);
+    assert.ok(Date.now() - started < HANG_MS && server.exitCode === null, `jupyter-notebook did not start:\n${log}`);
     await new Promise((r) => setTimeout(r, 200));
   }
   base = `http://127.0.0.1:${port}`;
@@ -125,7 +126,7 @@ async function runInClassic(file: string): Promise<Seen> {
   page.on('pageerror', (e) => pageErrors.push(e.message));
   try {
     await page.goto(`${base}/notebooks/${file}?token=${token}`);
-    await page.waitForFunction(() => (window as any).Jupyter?.notebook?.kernel?.is_connected?.(), null, { timeout: 60_000 });
+    await page.waitForFunction(() => (window as any).Jupyter?.notebook?.kernel?.is_connected?.(), null, { timeout: HANG_MS, polling: 250 });
     await page.evaluate(() => (window as any).Jupyter.notebook.execute_all_cells());
     // Done when no cell waits ("In [*]") and the kernel is idle, twice in a row.
     await page.waitForFunction(
@@ -142,7 +143,7 @@ async function runInClassic(file: string): Promise<Seen> {
     // plotly.js draws a moment after its output arrived (the first figure loads it); a figure
     // still undrawn after this is counted as missing below.
     await page
-      .waitForFunction(() => Array.from(document.querySelectorAll('.output_area .tfjs-accumulate-plotly')).every((f) => f.querySelector('.main-svg .trace')), null, { timeout: 30_000, polling: 250 })
+      .waitForFunction(() => Array.from(document.querySelectorAll('.output_area .tfjs-accumulate-plotly')).every((f) => f.querySelector('.main-svg .trace')), null, { timeout: HANG_MS, polling: 250 })
       .catch(() => undefined);
     const seen = await page.evaluate(() => {
       const code = (window as any).Jupyter.notebook.get_cells().filter((c: any) => c.cell_type === 'code');
@@ -156,7 +157,7 @@ async function runInClassic(file: string): Promise<Seen> {
     });
     // File > Save, so that the executed notebook can be opened again (the figure test below).
     await page.evaluate(() => (window as any).Jupyter.notebook.save_notebook());
-    await page.waitForFunction(() => !(window as any).Jupyter.notebook.dirty, null, { timeout: 30_000 });
+    await page.waitForFunction(() => !(window as any).Jupyter.notebook.dirty, null, { timeout: HANG_MS, polling: 250 });
     return { ...seen, pageErrors };
   } finally {
     await page.close();
@@ -169,7 +170,7 @@ describe('the notebooks in classic Notebook with the tslab kernel', () => {
   describe('the set of notebooks, two at a time', { concurrency: true }, () => {
     for (const file of FILES) {
       // The time out counts the wait for a slot too: every notebook's before this one, at most.
-      it(`runs ${file} top to bottom and draws its charts`, { timeout: (FILES.length + 1) * (CONFIG.notebookTimeoutMs + 60_000) }, () =>
+      it(`runs ${file} top to bottom and draws its charts`, { timeout: (FILES.length + 1) * (CONFIG.notebookTimeoutMs + 3 * HANG_MS) }, () =>
         inSlots(slots, path.join(NOTEBOOKS, file), async () => {
           const seen = await runInClassic(file);
           assert.deepEqual(seen.errors, [], 'no cell shows an error or writes to stderr');
@@ -198,7 +199,7 @@ const CLASSIC_CHART = { chart: '.tfjs-accumulate-plotly-target', column: '.outpu
 async function reopenInClassic(file: string): Promise<Page> {
   const page = await browser.newPage({ viewport: WINDOW });
   await page.goto(`${base}/notebooks/${file}?token=${(globalThis as { classicToken?: string }).classicToken}`);
-  await page.waitForFunction(() => (window as any).Jupyter?.notebook?._fully_loaded && (window as any).Jupyter.notebook.kernel?.is_connected?.(), null, { timeout: 60_000 });
+  await page.waitForFunction(() => (window as any).Jupyter?.notebook?._fully_loaded && (window as any).Jupyter.notebook.kernel?.is_connected?.(), null, { timeout: HANG_MS, polling: 250 });
   return page;
 }
 
@@ -222,7 +223,7 @@ async function appendChangedFigure(page: Page, id: string, change: string): Prom
 }
 
 describe('the same figure in classic Notebook as on the site', () => {
-  it(`draws ${FIGURE_FILE}'s figure as the site draws its JSON, and reopens the notebook unmodified`, { timeout: CONFIG.notebookTimeoutMs + 60_000 }, async (t) => {
+  it(`draws ${FIGURE_FILE}'s figure as the site draws its JSON, and reopens the notebook unmodified`, { timeout: CONFIG.notebookTimeoutMs + 6 * HANG_MS }, async (t) => {
     // Run and saved above, unless a filter left it out.
     const saved = JSON.parse(fs.readFileSync(path.join(CONFIG.work, FIGURE_FILE), 'utf8')) as { cells: { outputs?: unknown[] }[] };
     if (saved.cells.every((c) => !c.outputs?.length)) await runInClassic(FIGURE_FILE);

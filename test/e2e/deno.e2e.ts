@@ -11,6 +11,7 @@ import { isolatedJupyterEnv, nbconvertExecute, runCommand } from '../helpers/jup
 import { inSlots, NOTEBOOK_SLOTS } from '../helpers/notebookSlots';
 import { Slots } from '../helpers/slots';
 import { loadTslabReference } from '../helpers/tslabReference';
+import { CELL_HANG_SECONDS } from '../helpers/ceilings';
 
 // Executes every English chapter and the Chinese ones of test/helpers/frontEndSets.ts with
 // Debian's `jupyter nbconvert --execute` under Deno, and compares each with a tslab run (the
@@ -26,8 +27,8 @@ const GENERATED = path.join(ROOT, 'build', 'deno-e2e');
 const PYTHON = '/usr/bin/python3';
 /** The MIME type of showFigure's Plotly JSON (docs/notebooks.md). */
 const PLOTLY_MIME = 'application/vnd.plotly.v1+json';
-/** Seconds a cell may run under nbconvert, as the runner's default. */
-const CELL_TIMEOUT = 300;
+/** Seconds a cell may run under nbconvert: a ceiling for a hang (test/helpers/ceilings.ts). */
+const CELL_TIMEOUT = CELL_HANG_SECONDS;
 
 let tmp: string;
 let env: NodeJS.ProcessEnv;

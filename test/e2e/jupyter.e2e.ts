@@ -10,6 +10,7 @@ import { isolatedJupyterEnv, nbconvertExecute } from '../helpers/jupyter';
 import { inSlots, NOTEBOOK_SLOTS } from '../helpers/notebookSlots';
 import { Slots } from '../helpers/slots';
 import { saveTslabReference } from '../helpers/tslabReference';
+import { CELL_HANG_SECONDS } from '../helpers/ceilings';
 
 // Executes notebooks with Debian's real Jupyter: `jupyter nbconvert --execute --to notebook`
 // under /usr/bin/python3, with the tslab kernelspec installed by the project's own script into a
@@ -18,8 +19,8 @@ import { saveTslabReference } from '../helpers/tslabReference';
 const ROOT = path.resolve(__dirname, '..', '..');
 const NOTEBOOKS = path.resolve(process.env.NOTEBOOKS_DIR ?? path.join(ROOT, 'notebooks'));
 const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'notebooks');
-/** Seconds a cell may run under nbconvert, as the runner's default. */
-const CELL_TIMEOUT = 300;
+/** Seconds a cell may run under nbconvert: a ceiling for a hang (test/helpers/ceilings.ts). */
+const CELL_TIMEOUT = CELL_HANG_SECONDS;
 
 let tmp: string;
 let env: NodeJS.ProcessEnv;

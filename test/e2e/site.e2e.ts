@@ -11,6 +11,7 @@ import { BUNDLE_TRACE_TYPES } from '../../scripts/site/plotlyBundle';
 import { cellView } from '../../scripts/site/cellTags';
 import { HOSTILE, writeHostileNotebooks } from '../fixtures/hostileNotebooks';
 import { axeViolations, checkEach, launch, open, serve } from '../helpers/site';
+import { HANG_MS } from '../helpers/ceilings';
 
 // The site as a reader meets it, in Debian's Chromium: accessibility (axe-core, light and dark),
 // a phone's width, search from file://, the theme toggle, print, and hostile notebooks. Runs on
@@ -36,7 +37,7 @@ async function drawCharts(page: Page): Promise<void> {
   const figures = page.locator('.plotly-figure');
   const n = await figures.count();
   for (let i = 0; i < n; i++) await figures.nth(i).scrollIntoViewIfNeeded();
-  if (n > 0) await page.waitForFunction(() => Array.from(document.querySelectorAll('.plotly-figure')).every((f) => ['drawn', 'failed'].includes(f.getAttribute('data-state') ?? '')), null, { timeout: 60_000 });
+  if (n > 0) await page.waitForFunction(() => Array.from(document.querySelectorAll('.plotly-figure')).every((f) => ['drawn', 'failed'].includes(f.getAttribute('data-state') ?? '')), null, { timeout: HANG_MS, polling: 250 });
   await page.evaluate(() => window.scrollTo(0, 0));
 }
 
@@ -180,7 +181,7 @@ describe('search from file://', () => {
       await page.fill('#q', phrase);
       await page.press('#q', 'Enter');
       const first = page.locator('#search-results li').first();
-      await first.waitFor({ timeout: 10_000 });
+      await first.waitFor({ timeout: HANG_MS });
       const marked = await page.locator('#search-results li mark').allInnerTexts();
       assert.ok(marked.some((m) => m.toLowerCase() === phrase.toLowerCase()), `the phrase is highlighted; marks: ${marked.slice(0, 5).join(' | ')}`);
       // The result from notebook 3 (the same code may appear in other chapters too).
@@ -220,7 +221,7 @@ describe('reader features', () => {
     const { page } = await open(context, new URL('index.html', fileBase).href);
     await page.emulateMedia({ colorScheme: 'dark' });
     // site.js updates the toggle on the media query's change event, which may come a moment later on a loaded machine.
-    await page.waitForFunction(() => document.querySelector('.theme-toggle')?.getAttribute('aria-pressed') === 'true', null, { timeout: 5_000 });
+    await page.waitForFunction(() => document.querySelector('.theme-toggle')?.getAttribute('aria-pressed') === 'true', null, { timeout: HANG_MS });
     await page.click('.theme-toggle');
     assert.equal(await page.evaluate(() => getComputedStyle(document.body).backgroundColor), 'rgb(255, 255, 255)');
     await page.goto(new URL('02-model.html', fileBase).href);
@@ -323,7 +324,7 @@ describe('a site from hostile notebooks', () => {
     const probe = path.join(tmp, 'probe.html');
     fs.writeFileSync(probe, `<!doctype html><p>${HOSTILE.markup}</p>`);
     const { page } = await open(context, pathToFileURL(probe).href);
-    await page.waitForFunction(() => (window as unknown as { __pwned?: number }).__pwned === 2, null, { timeout: 5_000 });
+    await page.waitForFunction(() => (window as unknown as { __pwned?: number }).__pwned === 2, null, { timeout: HANG_MS });
     await page.close();
   });
 });
