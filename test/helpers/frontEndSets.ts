@@ -26,7 +26,7 @@ export const NBCONVERT_TSLAB: Choice[] = [
 
 /** nbconvert with Deno's kernel (test:deno): every English chapter, and these Chinese ones. */
 export const NBCONVERT_DENO_ZH: Choice[] = [
-  { file: 'zh/05-where-frameworks-slipped.ipynb', why: "the Chinese display locale under Deno's Intl: figure titles and table headers (the other Chinese twins are the same programs, test/project's same-program check)" },
+  { file: 'zh/05-where-frameworks-slipped.ipynb', why: "the Chinese display locale under Deno's Intl: figure titles and table headers (the other Chinese twins are the same programs, checked by test/scripts/translation/programTokens.test.ts)" },
 ];
 
 /** Classic Notebook with Run All in Chromium (test:classic), beside the failing fixture. */
