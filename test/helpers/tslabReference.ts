@@ -46,8 +46,8 @@ const codeSources = (nb: NotebookJson): string[] => nb.cells.filter((c) => c.cel
  * The runner's executed copy of `notebook` if it can stand for a tslab run of it now: the same
  * code, run to the end, written after the current build.
  */
-export function runnerReference(notebook: string, runnerDir: string = RUNNER_DIR): NotebookJson | undefined {
-  const rel = path.relative(path.join(ROOT, 'notebooks'), notebook);
+export function runnerReference(notebook: string, runnerDir: string = RUNNER_DIR, notebooksDir: string = path.join(ROOT, 'notebooks')): NotebookJson | undefined {
+  const rel = path.relative(notebooksDir, notebook);
   if (rel.startsWith('..') || path.isAbsolute(rel)) return undefined;
   const copy = path.join(runnerDir, rel);
   const built = path.join(ROOT, 'dist', '.source-hash');
