@@ -125,8 +125,9 @@ describe('a site made from the passing fixture notebook', () => {
     assert.ok(text.includes('<script>window.__textScriptRan = true;</script> is printed, not run'), 'the output shows the tag');
   });
 
-  it('keeps HTML outputs as HTML and renders math with KaTeX', async () => {
-    assert.equal(await page.locator('#kept-html').innerText(), 'HTML output is kept');
+  it('keeps HTML outputs as HTML (sanitized: the id goes) and renders math with KaTeX', async () => {
+    assert.equal(await page.locator('.output.html b').filter({ hasText: 'HTML output is kept' }).innerText(), 'HTML output is kept');
+    assert.equal(await page.locator('#kept-html').count(), 0, 'an output sets no id of the page');
     assert.ok((await page.locator('.katex').count()) >= 2);
   });
 
