@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { descendants, isAlive, killTagged, killTree, newKernelTag, taggedEnv, taggedProcesses } from '../../../scripts/notebooks/processTree';
 
 /** Polls until `check` holds or `ms` pass; returns whether it held. */
-async function eventually(check: () => boolean, ms = 5000): Promise<boolean> {
+async function eventually(check: () => boolean, ms = 120_000): Promise<boolean> {
   for (const t0 = Date.now(); Date.now() - t0 < ms; await sleep(50)) if (check()) return true;
   return check();
 }

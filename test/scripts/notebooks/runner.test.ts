@@ -140,7 +140,7 @@ describe('runNotebook with output past its caps', () => {
     assert.equal(streamText(after), 'after the flood\n');
   });
 
-  it('cuts at the notebook cap across cells, and keeps a display whole or not at all', { timeout: 120_000 }, async () => {
+  it('cuts at the notebook cap across cells, and keeps a display whole or not at all', { timeout: 900_000 }, async () => {
     const print = "console.log('y'.repeat(60_000));";
     const file = tinyNotebook(path.join(tmp, 'caps'), 'caps.ipynb', [print, print, "require('tslab').display.html('<b>' + 'z'.repeat(60_000) + '</b>');", "console.log('small');"]);
     const report = await runNotebook(file, { outDir: path.join(tmp, 'caps-out'), log: () => {}, maxCellOutputBytes: 1_000_000, maxNotebookOutputBytes: 100_000 });
@@ -154,7 +154,7 @@ describe('runNotebook with output past its caps', () => {
 });
 
 describe('runNotebook and the processes a cell starts', () => {
-  it('stops one that left the kernel\'s process group and session (setsid) once its shell exited', { timeout: 120_000 }, async () => {
+  it('stops one that left the kernel\'s process group and session (setsid) once its shell exited', { timeout: 900_000 }, async () => {
     const marker = `4322.${process.pid}${Date.now() % 1000}`;
     const sleeping = (): number[] => fs.readdirSync('/proc').filter((e) => /^\d+$/.test(e)).filter((e) => {
       try {
