@@ -17,16 +17,20 @@
  *                     axe-core in light and dark, phone layout, search, Lighthouse mobile scores)
  *      test:browser-lib the library in headless Chromium on WebGL, wasm and WebGPU (if usable),
  *                     and the site's "run it in your browser" blocks
- *   6. test:jupyter   every notebook through Debian's `jupyter nbconvert --execute` and tslab
- *   7. test:classic   every notebook run by a reader in classic Notebook, in headless Chromium
+ *   6. test:jupyter   Debian's `jupyter nbconvert --execute` with the tslab kernelspec: fixtures and
+ *                     a representative set of notebooks (test/helpers/frontEndSets.ts)
+ *   7. test:classic   a representative set run by a reader in classic Notebook, in headless Chromium
  *   8. check:deno     `deno check` on every notebook's cells (Deno's kernel does not type-check)
- *   9. test:deno      every notebook through nbconvert under Deno, compared cell by cell with tslab
- *  10. test:lab       every notebook of both editions read in JupyterLab (lab/'s app, installed and
- *                     built when stale) under tslab and under Deno
+ *   9. test:deno      every English chapter (and a Chinese one) through nbconvert under Deno,
+ *                     compared cell by cell with the runner's tslab run
+ *  10. test:lab       a representative set of both editions read in JupyterLab (lab/'s app,
+ *                     installed and built when stale) under tslab and under Deno
  *
- * The parts after test:unit reuse its build (`npm run build:if-stale`), and test:deno reuses
- * test:jupyter's tslab runs as its reference (test/helpers/tslabReference.ts), so no notebook is
- * executed twice by the same front end and kernel.
+ * The parts after test:unit reuse its build (`npm run build:if-stale`), and test:deno reuses the
+ * runner's (or test:jupyter's) tslab runs as its reference (test/helpers/tslabReference.ts), so no
+ * notebook is executed twice by the same front end and kernel. Every chapter of both editions runs
+ * in the runner; each other front end runs the notebooks that exercise what it adds
+ * (docs/testing.md, "What each front end catches").
  *
  * A failing part does not stop the later ones, so one run shows every failure; the exit code is
  * non-zero if any part failed. scripts/testLanes.ts runs the stages.

@@ -17,6 +17,14 @@ export interface RunNotebooksArgs {
   cellTimeoutSeconds?: number;
   /** Fail a notebook whose source has outputs or execution counts. Default false. */
   checkClean?: boolean;
+  /**
+   * Bytes of output one cell may keep (UTF-8 of streams, JSON of displays); the rest is dropped
+   * with a note in the cell (outputCap.ts). A positive number, or `Infinity` for no cap.
+   * Default 1 000 000 (1 MB; the tutorial's largest cell output is about 41 kB).
+   */
+  maxCellOutputBytes?: number;
+  /** Bytes of output a whole notebook may keep, as {@link maxCellOutputBytes}. Default 10 000 000 (10 MB). */
+  maxNotebookOutputBytes?: number;
   /** Where progress lines go. Default: standard output. */
   log?: (line: string) => void;
 }
@@ -38,6 +46,8 @@ export const DEFAULTS = {
   outDir: path.join(ROOT, 'build', 'notebooks'),
   cellTimeoutSeconds: 300,
   checkClean: false,
+  maxCellOutputBytes: 1_000_000,
+  maxNotebookOutputBytes: 10_000_000,
 };
 
 /**
@@ -73,4 +83,23 @@ export function parseTimeout(value: string | undefined): number {
   const n = value === undefined || value.trim() === '' ? NaN : Number(value);
   if (!(n > 0 && n <= MAX_TIMEOUT_SECONDS)) throw runnerArgumentError('--timeout', TIMEOUT_ACCEPTED, JSON.stringify(value ?? ''));
   return n;
+}
+
+export const OUTPUT_BYTES_ACCEPTED = 'a positive number of bytes, with k (1000) or M (1 000 000) after it if you like, or none for no cap';
+
+/** Checks an output cap from code; `Infinity` is no cap. */
+export function checkOutputBytes(name: string, value: unknown): number {
+  if (!(typeof value === 'number' && value > 0 && (Number.isFinite(value) || value === Infinity))) {
+    throw runnerArgumentError(name, OUTPUT_BYTES_ACCEPTED.replace('or none', 'or Infinity'), typeof value === 'string' ? JSON.stringify(value) : String(value));
+  }
+  return value;
+}
+
+/** Reads `--max-cell-output=SIZE` and `--max-notebook-output=SIZE`: `250000`, `300k`, `2M`, or `none`. */
+export function parseOutputBytes(option: string, value: string | undefined): number {
+  if (value === 'none') return Infinity;
+  const m = /^(\d+(?:\.\d+)?)(k|M)?$/.exec(value ?? '');
+  const bytes = m ? Math.round(Number(m[1]) * (m[2] === 'M' ? 1e6 : m[2] === 'k' ? 1e3 : 1)) : NaN;
+  if (!(bytes > 0)) throw runnerArgumentError(option, OUTPUT_BYTES_ACCEPTED, JSON.stringify(value ?? ''));
+  return bytes;
 }

@@ -5,8 +5,9 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { DEFAULTS, MAX_TIMEOUT_SECONDS, parseTimeout, RunnerArgumentError, runnerArgumentError, type RunNotebooksArgs } from './args';
+import { DEFAULTS, MAX_TIMEOUT_SECONDS, parseOutputBytes, parseTimeout, RunnerArgumentError, runnerArgumentError, type RunNotebooksArgs } from './args';
 import type { NotebookReport } from './nbformat';
+import { formatBytes } from './outputCap';
 import { collectNotebooks, runNotebooks, seconds, shown } from './runner';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -24,12 +25,18 @@ Options:
                      refused, not read as no limit. --timeout=none sets no limit.
   --out=DIR          Folder for the executed copies. Default build/notebooks.
   --check-clean      Fail a notebook whose source has outputs or execution counts.
+  --max-cell-output=SIZE
+                     Output one cell may keep: bytes, or with k or M (300k, 2M); none for
+                     no cap. Default ${formatBytes(DEFAULTS.maxCellOutputBytes)}. Past it the output is dropped, with a
+                     note in the cell.
+  --max-notebook-output=SIZE
+                     The same for all of a notebook's cells. Default ${formatBytes(DEFAULTS.maxNotebookOutputBytes)}.
   --help             Print this help.
 
 A notebook fails at the first cell that throws, does not type-check, runs past the timeout,
 kills its kernel, or leaves an error nobody handles (a promise rejected without a handler, an
 exception thrown from a timer). Stopping the runner (Ctrl-C, SIGTERM) stops its kernels and
-every process they started.
+every process they started, also those that left the kernel's process group or session.
 
 Exit status: 0 if every notebook ran, 1 if one failed, 2 for bad options.`;
 
@@ -47,9 +54,13 @@ export function parseArgs(argv: string[]): RunNotebooksArgs | 'help' {
       args.outDir = value;
     } else if (flag === '--check-clean') {
       args.checkClean = true;
+    } else if (flag === '--max-cell-output') {
+      args.maxCellOutputBytes = parseOutputBytes(flag, value);
+    } else if (flag === '--max-notebook-output') {
+      args.maxNotebookOutputBytes = parseOutputBytes(flag, value);
     } else if (arg.startsWith('-')) {
       throw new RunnerArgumentError(
-        `runNotebooks: unknown option ${arg}; accepted: --timeout=SECONDS|none, --out=DIR, --check-clean, --help, then notebook files or folders.`,
+        `runNotebooks: unknown option ${arg}; accepted: --timeout=SECONDS|none, --out=DIR, --check-clean, --max-cell-output=SIZE|none, --max-notebook-output=SIZE|none, --help, then notebook files or folders.`,
       );
     } else {
       args.inputs!.push(arg);

@@ -8,8 +8,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { checkTimeoutSeconds, DEFAULTS, NOTEBOOKS_ROOT, type RunNotebooksArgs } from './args';
-import type { Kernel, KernelDriver } from './kernel';
+import { checkOutputBytes, checkTimeoutSeconds, DEFAULTS, NOTEBOOKS_ROOT, type RunNotebooksArgs } from './args';
+import type { Kernel, KernelDriver, KernelEvent } from './kernel';
+import { formatBytes, OutputBudget, truncateUtf8, type CellBudget } from './outputCap';
 import {
   cellSource,
   firstLine,
@@ -69,9 +70,13 @@ interface Unhandled {
   running: boolean;
 }
 
+/** A display's size as the cap counts it: its bundle as JSON. */
+const bundleBytes = (data: unknown): number => Buffer.byteLength(JSON.stringify(data) ?? '');
+
 /**
  * Sends one cell and collects its outputs until the kernel answers, dies or times out. Errors
  * nobody handled are collected into `unhandled`, whichever cell the kernel charges them to.
+ * Outputs past the cell's `budget` are dropped, with a note in their place (outputCap.ts).
  */
 function executeCell(
   kernel: Kernel,
@@ -80,6 +85,7 @@ function executeCell(
   displays: Map<string, Output>,
   unhandled: Unhandled[],
   timeoutMs: number,
+  budget: CellBudget,
 ): Promise<CellRun> {
   return new Promise((resolve) => {
     const t0 = performance.now();
@@ -94,16 +100,36 @@ function executeCell(
       clearTimeout(timer);
       resolve({ status: 'crash', executionCount: null, durationMs: performance.now() - t0, why });
     });
+    /** Set when the budget first refuses output: the note goes after what the event kept. */
+    let noteDue = false;
+    /** Keeps `bytes` of new output if the budget allows. */
+    const allow = (bytes: number, whole: boolean): number => {
+      const wasTruncated = budget.truncated;
+      const n = budget.allow(bytes, whole);
+      noteDue ||= budget.truncated !== undefined && wasTruncated === undefined;
+      return n;
+    };
     kernel.onEvent((msg) => {
-      if (msg.type === 'stream') pushStream(outputs, msg.name, msg.text);
-      else if (msg.type === 'error') errors.push(msg.text);
+      collect(msg);
+      if (noteDue) outputs.push(budget.note());
+      noteDue = false;
+    });
+    const collect = (msg: KernelEvent): void => {
+      if (msg.type === 'stream') {
+        const bytes = Buffer.byteLength(msg.text);
+        const kept = allow(bytes, false);
+        if (kept > 0) pushStream(outputs, msg.name, kept === bytes ? msg.text : truncateUtf8(msg.text, kept));
+      } else if (msg.type === 'error') errors.push(msg.text);
       else if (msg.type === 'unhandled') unhandled.push(msg);
       else if (msg.type === 'display') {
         const id = msg.content.transient?.display_id;
         const data = normalizeBundle(msg.content.data);
         const existing = id ? displays.get(id) : undefined;
-        if (msg.update && existing && existing.output_type === 'display_data') existing.data = data;
-        else if (!msg.update) {
+        if (msg.update && existing && existing.output_type === 'display_data') {
+          // An update in place counts what it adds; one that would pass the cap is dropped.
+          const growth = bundleBytes(data) - bundleBytes(existing.data);
+          if (growth <= 0 || allow(growth, true) === growth) existing.data = data;
+        } else if (!msg.update && allow(bundleBytes(data), true) > 0) {
           const out: Output = { output_type: 'display_data', data, metadata: msg.content.metadata ?? {} };
           outputs.push(out);
           if (id) displays.set(id, out);
@@ -119,7 +145,7 @@ function executeCell(
           errorText: errors.join('\n'),
         });
       }
-    });
+    };
     kernel.execute(cell.code, cell.index);
   });
 }
@@ -160,6 +186,8 @@ export async function runNotebook(file: string, args: RunNotebooksArgs = {}): Pr
   const log = args.log ?? ((line: string) => console.log(line));
   const outDir = path.resolve(args.outDir ?? DEFAULTS.outDir);
   const timeoutMs = checkTimeoutSeconds(args.cellTimeoutSeconds ?? DEFAULTS.cellTimeoutSeconds) * 1000;
+  const limits = { cellBytes: checkOutputBytes('maxCellOutputBytes', args.maxCellOutputBytes ?? DEFAULTS.maxCellOutputBytes), notebookBytes: checkOutputBytes('maxNotebookOutputBytes', args.maxNotebookOutputBytes ?? DEFAULTS.maxNotebookOutputBytes) };
+  const budget = new OutputBudget(limits);
   const driver = KERNELS.tslab;
   const report: NotebookReport = { file, status: 'ok', executedCells: 0, codeCells: 0, totalMs: 0, startupMs: 0, cells: [] };
   const t0 = performance.now();
@@ -216,7 +244,8 @@ export async function runNotebook(file: string, args: RunNotebooksArgs = {}): Pr
       if (cell.cell_type !== 'code' || code.trim() === '') continue;
       const outputs = cell.outputs!;
       const startedAt = new Date();
-      const run = await executeCell(kernel, { code, index: index + 1 }, outputs, displays, unhandled, timeoutMs);
+      const cellBudget = budget.cell();
+      const run = await executeCell(kernel, { code, index: index + 1 }, outputs, displays, unhandled, timeoutMs, cellBudget);
       const timing: CellTiming = { cell: index + 1, executionCount: run.executionCount, durationMs: Math.round(run.durationMs), firstLine: firstLine(code) };
       report.cells.push(timing);
       report.executedCells += 1;
@@ -230,6 +259,7 @@ export async function runNotebook(file: string, args: RunNotebooksArgs = {}): Pr
         },
       };
       log(`  [${report.executedCells}/${report.codeCells}] cell ${String(index + 1).padEnd(3)} ${seconds(run.durationMs).padStart(7)}  ${run.status === 'ok' ? '' : run.status.toUpperCase() + '  '}${timing.firstLine}`);
+      if (cellBudget.truncated) log(`  output of cell ${index + 1} truncated at the ${cellBudget.truncated}'s cap (${formatBytes(cellBudget.truncated === 'cell' ? limits.cellBytes : limits.notebookBytes)})`);
       if (run.status === 'ok') {
         if (failOnUnhandled()) break;
         continue;

@@ -7,7 +7,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import { KERNELSPEC_NAME } from './nbformat';
 import { trackKernel, untrackKernel, type Kernel, type KernelDriver, type KernelEvent } from './kernel';
-import { killTree } from './processTree';
+import { killTree, newKernelTag, taggedEnv } from './processTree';
 import type { FromChild, ToChild } from './tslabChild';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -19,6 +19,8 @@ export class TslabKernel implements Kernel {
   private readyListener: ((startupMs: number) => void) | undefined;
   private exitListener: ((why: string) => void) | undefined;
   private readonly exitedPromise: Promise<void>;
+  /** In the environment of the kernel and of everything it starts, to find them all (processTree.ts). */
+  readonly tag = newKernelTag();
   exited = false;
 
   constructor(notebookDir: string) {
@@ -28,6 +30,7 @@ export class TslabKernel implements Kernel {
       cwd: ROOT, // so that `--import tsx` resolves; the child changes to the notebook's folder
       execArgv: ext === '.ts' ? ['--import', 'tsx'] : [],
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      env: taggedEnv(this.tag),
       // Its own process group: one signal reaches the kernel and whatever its cells started.
       detached: true,
     });
@@ -43,7 +46,7 @@ export class TslabKernel implements Kernel {
       this.child.on('exit', (code, signal) => {
         this.exited = true;
         // Processes the cells started may outlive the kernel in its group.
-        killTree(this.child.pid!, { exited: true });
+        killTree(this.child.pid!, { exited: true, tag: this.tag });
         untrackKernel(this);
         this.exitListener?.(`the kernel process exited (${signal ?? `code ${code}`})`);
         resolve();
@@ -93,7 +96,7 @@ export class TslabKernel implements Kernel {
   }
 
   kill(): void {
-    if (!this.exited) killTree(this.child.pid!, { exited: false });
+    if (!this.exited) killTree(this.child.pid!, { exited: false, tag: this.tag });
   }
 
   log(): string {

@@ -11,7 +11,7 @@ import MarkdownIt from 'markdown-it';
 import { PLOTLY_MIME, type PlotlyFigure } from '../../src/tutorial/index';
 import { cellSource, REPORT_KEY, type Cell, type MimeBundle, type Notebook, type Output } from '../notebooks/nbformat';
 import { html, trusted, type SafeHtml } from './html';
-import { whyNotInert } from './htmlOutput';
+import { sanitizeOutput } from './htmlOutput';
 import { cellView, type PartView } from './cellTags';
 import type { ChapterPage, Heading, PageLang, RunnerSummary, SearchEntry } from './model';
 import { fill, ui, type UiStrings } from './strings';
@@ -146,15 +146,10 @@ function renderOutput(out: Output, md: MarkdownIt, env: RenderEnv, where: { note
       return { html: html`<div class="output image"><img alt="${plain || label}" src="${`data:image/svg+xml;base64,${b64}`}"></div>`, searchText: plain, plotly: false };
     }
     case 'text/html': {
-      // Shown as HTML only if inert (see htmlOutput.ts); otherwise as its plain text, with a note.
-      const why = whyNotInert(text(value));
-      if (why === undefined) return { html: scrollBox(label, html`<div class="output html">${trusted(text(value))}</div>`), searchText: plain, plotly: false };
-      const t = env.ui ?? ui('en');
-      return {
-        html: scrollBox(label, html`<pre class="output text">${plain || t.anHtmlOutput}</pre><p class="output unsupported">${fill(t.htmlAsText, { why })}</p>`),
-        searchText: plain,
-        plotly: false,
-      };
+      // Sanitized (htmlOutput.ts); a note says so when the sanitizer removed anything.
+      const clean = sanitizeOutput(text(value));
+      const note = clean.removed ? html`<p class="output unsupported">${(env.ui ?? ui('en')).htmlSanitized}</p>` : '';
+      return { html: scrollBox(label, html`<div class="output html">${trusted(clean.html)}</div>${note}`), searchText: plain, plotly: false };
     }
     case 'text/markdown':
     case 'text/latex':

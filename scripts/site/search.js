@@ -74,7 +74,8 @@
       var res = results[r];
       var li = document.createElement('li');
       var a = document.createElement('a');
-      a.href = res.page.file + '#' + res.e[1];
+      // page.href is already encoded by the exporter (fileHref); the section id is encoded the same way.
+      a.href = res.page.href + '#' + encodeURIComponent(res.e[1]);
       a.textContent = res.page.title + (res.e[2] ? ' › ' + res.e[2] : '');
       li.appendChild(a);
       var where = document.createElement('span');

@@ -6,7 +6,7 @@
  * names (assets/tokenizers.js): `words` for English, `bigram` for Chinese, which is written
  * without spaces between words, so its runs of CJK characters are cut into overlapping pairs.
  */
-import { html, scriptJson, type SafeHtml } from './html';
+import { fileHref, html, scriptJson, type SafeHtml } from './html';
 import type { ChapterPage, PageLang } from './model';
 import { fillHtml, ui } from './strings';
 
@@ -16,7 +16,12 @@ export type Tokenizer = 'words' | 'bigram';
 /** The shipped index. Entries are tuples to keep the file small. */
 export interface SearchIndex {
   version: 1;
-  pages: { file: string; title: string; lang: PageLang; tokenizer: Tokenizer }[];
+  /**
+   * `href` is the page's link as every other link of the site writes it ({@link fileHref}), so
+   * that the search page never builds a link from a raw file name (a notebook named
+   * `javascript:….ipynb` would otherwise become a `javascript:` link).
+   */
+  pages: { href: string; title: string; lang: PageLang; tokenizer: Tokenizer }[];
   /** [page index, section id, section title, kind, text]. */
   entries: [number, string, string, 'prose' | 'code' | 'output', string][];
 }
@@ -29,7 +34,7 @@ export function tokenizerFor(lang: PageLang): Tokenizer {
 export function buildSearchIndex(pages: ChapterPage[]): SearchIndex {
   return {
     version: 1,
-    pages: pages.map((p) => ({ file: p.file, title: p.title, lang: p.lang, tokenizer: tokenizerFor(p.lang) })),
+    pages: pages.map((p) => ({ href: fileHref(p.file), title: p.title, lang: p.lang, tokenizer: tokenizerFor(p.lang) })),
     entries: pages.flatMap((p, i) => p.search.map((e) => [i, e.section, e.sectionTitle, e.kind, e.text] as SearchIndex['entries'][number])),
   };
 }

@@ -74,8 +74,7 @@ export interface UiStrings {
   /** The phone header's button that opens the chapter menu (its accessible name is `chapters`). */
   menu: string;
   /** An HTML output that is not inert; `{why}` names what it uses. */
-  htmlAsText: string;
-  anHtmlOutput: string;
+  htmlSanitized: string;
   /** `{types}`: the output's MIME types. */
   unsupportedOutput: string;
   /** A chapter's description when it has no subtitle. */
@@ -123,8 +122,7 @@ const EN: UiStrings = {
   showOutput: 'Show output',
   pagerLabel: 'Previous and next chapter',
   menu: 'Chapters',
-  htmlAsText: 'This HTML output is shown as text: it uses {why}, which the site does not run.',
-  anHtmlOutput: '(an HTML output)',
+  htmlSanitized: 'Parts of this HTML output were removed: the site runs no script from a notebook, loads nothing from elsewhere, and lets no output cover the page.',
   unsupportedOutput: '(an output of type {types} that a static page cannot show)',
   chapterDescription: '{title}: a chapter of the {site} tutorial.',
   siteDescription: 'Gradient accumulation and small-batch normalization for TensorFlow.js, taught by executable TypeScript notebooks.',
@@ -184,8 +182,7 @@ const ZH: UiStrings = {
   showOutput: '显示输出',
   pagerLabel: '上一章和下一章',
   menu: '章节',
-  htmlAsText: '这个 HTML 输出以纯文本显示：它用到了 {why}，本站不运行这类内容。',
-  anHtmlOutput: '（一个 HTML 输出）',
+  htmlSanitized: '这个 HTML 输出的部分内容已被移除：本站不运行笔记本中的脚本，不从别处加载任何内容，也不让输出遮住页面。',
   unsupportedOutput: '（类型为 {types} 的输出，静态页面无法显示）',
   chapterDescription: '{title}：{site} 教程中的一章。',
   siteDescription: 'TensorFlow.js 的梯度累积和小批次归一化，用可运行的 TypeScript notebook 讲解。',

@@ -10,6 +10,7 @@ import { runNotebook } from '../../scripts/notebooks/runner';
 import type { Notebook } from '../../scripts/notebooks/nbformat';
 import { PLOTLY_MIME } from '../../src/tutorial/index';
 import { checkEach, launch, open, serve } from '../helpers/site';
+import { HANG_MS } from '../helpers/ceilings';
 
 // Opens the exported site in real headless Chromium (Debian's /usr/bin/chromium, driven by
 // playwright-core), over file:// and over a loopback HTTP server. Every page must load without a
@@ -50,7 +51,7 @@ async function visit(url: string, expectedCharts: number): Promise<Visit> {
   const count = (): Promise<number> =>
     page.evaluate(() => Array.from(document.querySelectorAll('.js-plotly-plot')).filter((plot) => plot.querySelector('svg.main-svg')).length);
   if (expectedCharts > 0) {
-    await page.waitForFunction((n) => document.querySelectorAll('.js-plotly-plot svg.main-svg').length > 0 && document.querySelectorAll('.js-plotly-plot').length >= n, expectedCharts, { timeout: 30_000 }).catch(() => {});
+    await page.waitForFunction((n) => document.querySelectorAll('.js-plotly-plot svg.main-svg').length > 0 && document.querySelectorAll('.js-plotly-plot').length >= n, expectedCharts, { timeout: HANG_MS, polling: 250 }).catch(() => {});
   }
   // Let late errors (a font, a deferred draw) surface before judging the page.
   await page.waitForTimeout(200);
@@ -124,8 +125,9 @@ describe('a site made from the passing fixture notebook', () => {
     assert.ok(text.includes('<script>window.__textScriptRan = true;</script> is printed, not run'), 'the output shows the tag');
   });
 
-  it('keeps HTML outputs as HTML and renders math with KaTeX', async () => {
-    assert.equal(await page.locator('#kept-html').innerText(), 'HTML output is kept');
+  it('keeps HTML outputs as HTML (sanitized: the id goes) and renders math with KaTeX', async () => {
+    assert.equal(await page.locator('.output.html b').filter({ hasText: 'HTML output is kept' }).innerText(), 'HTML output is kept');
+    assert.equal(await page.locator('#kept-html').count(), 0, 'an output sets no id of the page');
     assert.ok((await page.locator('.katex').count()) >= 2);
   });
 

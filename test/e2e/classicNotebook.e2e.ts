@@ -7,11 +7,15 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { writeTokenConfig, type TokenConfig } from '../../scripts/lab/tokenConfig';
+import { killTagged, newKernelTag, taggedEnv } from '../../scripts/notebooks/processTree';
+import { CLASSIC, notebooksOf } from '../helpers/frontEndSets';
 import { compareShots, pixelDifference, shootFigure, siteFigure } from '../helpers/figureShots';
 import { inSlots, NOTEBOOK_SLOTS } from '../helpers/notebookSlots';
 import { Slots } from '../helpers/slots';
+import { HANG_MS, NOTEBOOK_HANG_MS } from '../helpers/ceilings';
 
-// Opens every notebook in the real classic Notebook front end (Debian's jupyter-notebook) with the
+// Opens a representative set of notebooks (test/helpers/frontEndSets.ts) in the real classic Notebook front end (Debian's jupyter-notebook) with the
 // tslab kernelspec and the figure renderer that `npm run kernel:install` installs, in headless
 // Chromium, runs all cells as a reader would (Cell > Run All), and checks what the reader sees:
 // every code cell executed, no error output, and one chart drawn by plotly.js per showFigure
@@ -20,22 +24,24 @@ import { Slots } from '../helpers/slots';
 // `tfjs-accumulate` resolves, because the front end autosaves. `npm run test:classic` runs it.
 const ROOT = path.resolve(__dirname, '..', '..');
 const NOTEBOOKS = path.join(ROOT, 'notebooks');
-/** The English chapters, then the Chinese edition's twins (`zh/01-environment.ipynb` …). */
-const ALL_FILES = ['', 'zh/'].flatMap((dir) => fs.readdirSync(path.join(NOTEBOOKS, dir)).filter((f) => f.endsWith('.ipynb')).sort().map((f) => dir + f));
+/** The representative set of test/helpers/frontEndSets.ts (every notebook with E2E_ALL_NOTEBOOKS=1). */
+const ALL_FILES = notebooksOf(CLASSIC);
 /** Only these notebooks (comma-separated, e.g. `04-training-loop.ipynb`); for development. */
 const FILES = ALL_FILES.filter((f) => !process.env.CLASSIC_E2E_ONLY || process.env.CLASSIC_E2E_ONLY.split(',').includes(f));
 const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'];
 const CONFIG = {
   /** Where the copies go (git-ignored). */
   work: path.join(ROOT, 'build', 'classic-notebook'),
-  /** The longest a whole notebook may take (ms). */
-  notebookTimeoutMs: 300_000,
+  /** The longest a whole notebook may take (ms): a ceiling for a hang (test/helpers/ceilings.ts). */
+  notebookTimeoutMs: NOTEBOOK_HANG_MS,
 };
 
 let tmp: string;
 let server: ChildProcess;
 let base: string;
 let browser: Browser;
+let tokenConfig: TokenConfig | undefined;
+const serverTag = newKernelTag();
 
 async function freePort(): Promise<number> {
   const probe = net.createServer();
@@ -56,10 +62,14 @@ before(async () => {
   assert.equal(install.status, 0, install.stdout + install.stderr);
   const token = randomBytes(16).toString('hex');
   const port = await freePort();
-  const args = ['--no-browser', '--ip=127.0.0.1', `--port=${port}`, `--NotebookApp.token=${token}`, `--notebook-dir=${CONFIG.work}`];
+  // The token in a private config file, never on the command line (scripts/lab/tokenConfig.ts).
+  tokenConfig = writeTokenConfig(token, 'NotebookApp');
+  const args = ['--no-browser', '--ip=127.0.0.1', `--port=${port}`, `--config=${tokenConfig.file}`, `--notebook-dir=${CONFIG.work}`];
+  // CI runs as root; a loopback server whose token only this user can read, for this test only.
   if (process.getuid?.() === 0) args.push('--allow-root');
   server = spawn('/usr/bin/jupyter-notebook', args, {
-    env: {
+    // Tagged, so that after() finds every process its kernels left (processTree.ts).
+    env: taggedEnv(serverTag, {
       ...process.env,
       // The kernelspec and the figure renderer, where kernel:install put them for this prefix.
       JUPYTER_PATH: path.join(prefix, 'share', 'jupyter'),
@@ -67,14 +77,14 @@ before(async () => {
       JUPYTER_DATA_DIR: path.join(tmp, 'data'),
       JUPYTER_CONFIG_DIR: path.join(tmp, 'config'),
       JUPYTER_RUNTIME_DIR: path.join(tmp, 'runtime'),
-    },
+    }),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let log = '';
   server.stderr!.on('data', (d) => (log += d));
   const started = Date.now();
   while (!log.includes(`127.0.0.1:${port}`)) {
-    assert.ok(Date.now() - started < 60_000 && server.exitCode === null, `jupyter-notebook did not start:\n${log}`);
+    assert.ok(Date.now() - started < HANG_MS && server.exitCode === null, `jupyter-notebook did not start:\n${log}`);
     await new Promise((r) => setTimeout(r, 200));
   }
   base = `http://127.0.0.1:${port}`;
@@ -88,7 +98,13 @@ before(async () => {
 
 after(async () => {
   await browser?.close();
-  server?.kill('SIGTERM');
+  if (server && server.exitCode === null && server.signalCode === null) {
+    const exited = new Promise((resolve) => server.once('exit', resolve));
+    server.kill('SIGTERM');
+    await exited;
+  }
+  killTagged(serverTag);
+  tokenConfig?.remove();
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 
@@ -110,7 +126,7 @@ async function runInClassic(file: string): Promise<Seen> {
   page.on('pageerror', (e) => pageErrors.push(e.message));
   try {
     await page.goto(`${base}/notebooks/${file}?token=${token}`);
-    await page.waitForFunction(() => (window as any).Jupyter?.notebook?.kernel?.is_connected?.(), null, { timeout: 60_000 });
+    await page.waitForFunction(() => (window as any).Jupyter?.notebook?.kernel?.is_connected?.(), null, { timeout: HANG_MS, polling: 250 });
     await page.evaluate(() => (window as any).Jupyter.notebook.execute_all_cells());
     // Done when no cell waits ("In [*]") and the kernel is idle, twice in a row.
     await page.waitForFunction(
@@ -127,7 +143,7 @@ async function runInClassic(file: string): Promise<Seen> {
     // plotly.js draws a moment after its output arrived (the first figure loads it); a figure
     // still undrawn after this is counted as missing below.
     await page
-      .waitForFunction(() => Array.from(document.querySelectorAll('.output_area .tfjs-accumulate-plotly')).every((f) => f.querySelector('.main-svg .trace')), null, { timeout: 30_000, polling: 250 })
+      .waitForFunction(() => Array.from(document.querySelectorAll('.output_area .tfjs-accumulate-plotly')).every((f) => f.querySelector('.main-svg .trace')), null, { timeout: HANG_MS, polling: 250 })
       .catch(() => undefined);
     const seen = await page.evaluate(() => {
       const code = (window as any).Jupyter.notebook.get_cells().filter((c: any) => c.cell_type === 'code');
@@ -141,7 +157,7 @@ async function runInClassic(file: string): Promise<Seen> {
     });
     // File > Save, so that the executed notebook can be opened again (the figure test below).
     await page.evaluate(() => (window as any).Jupyter.notebook.save_notebook());
-    await page.waitForFunction(() => !(window as any).Jupyter.notebook.dirty, null, { timeout: 30_000 });
+    await page.waitForFunction(() => !(window as any).Jupyter.notebook.dirty, null, { timeout: HANG_MS, polling: 250 });
     return { ...seen, pageErrors };
   } finally {
     await page.close();
@@ -151,10 +167,10 @@ async function runInClassic(file: string): Promise<Seen> {
 describe('the notebooks in classic Notebook with the tslab kernel', () => {
   // Two notebooks at a time, one that measures time alone (test/helpers/notebookSlots.ts).
   const slots = new Slots(NOTEBOOK_SLOTS);
-  describe('every notebook, two at a time', { concurrency: true }, () => {
+  describe('the set of notebooks, two at a time', { concurrency: true }, () => {
     for (const file of FILES) {
       // The time out counts the wait for a slot too: every notebook's before this one, at most.
-      it(`runs ${file} top to bottom and draws its charts`, { timeout: (FILES.length + 1) * (CONFIG.notebookTimeoutMs + 60_000) }, () =>
+      it(`runs ${file} top to bottom and draws its charts`, { timeout: (FILES.length + 1) * (CONFIG.notebookTimeoutMs + 3 * HANG_MS) }, () =>
         inSlots(slots, path.join(NOTEBOOKS, file), async () => {
           const seen = await runInClassic(file);
           assert.deepEqual(seen.errors, [], 'no cell shows an error or writes to stderr');
@@ -183,7 +199,7 @@ const CLASSIC_CHART = { chart: '.tfjs-accumulate-plotly-target', column: '.outpu
 async function reopenInClassic(file: string): Promise<Page> {
   const page = await browser.newPage({ viewport: WINDOW });
   await page.goto(`${base}/notebooks/${file}?token=${(globalThis as { classicToken?: string }).classicToken}`);
-  await page.waitForFunction(() => (window as any).Jupyter?.notebook?._fully_loaded && (window as any).Jupyter.notebook.kernel?.is_connected?.(), null, { timeout: 60_000 });
+  await page.waitForFunction(() => (window as any).Jupyter?.notebook?._fully_loaded && (window as any).Jupyter.notebook.kernel?.is_connected?.(), null, { timeout: HANG_MS, polling: 250 });
   return page;
 }
 
@@ -207,7 +223,7 @@ async function appendChangedFigure(page: Page, id: string, change: string): Prom
 }
 
 describe('the same figure in classic Notebook as on the site', () => {
-  it(`draws ${FIGURE_FILE}'s figure as the site draws its JSON, and reopens the notebook unmodified`, { timeout: CONFIG.notebookTimeoutMs + 60_000 }, async (t) => {
+  it(`draws ${FIGURE_FILE}'s figure as the site draws its JSON, and reopens the notebook unmodified`, { timeout: CONFIG.notebookTimeoutMs + 6 * HANG_MS }, async (t) => {
     // Run and saved above, unless a filter left it out.
     const saved = JSON.parse(fs.readFileSync(path.join(CONFIG.work, FIGURE_FILE), 'utf8')) as { cells: { outputs?: unknown[] }[] };
     if (saved.cells.every((c) => !c.outputs?.length)) await runInClassic(FIGURE_FILE);

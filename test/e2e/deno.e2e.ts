@@ -5,14 +5,17 @@ import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
 import { cellOutputs, findLosses, formattingDifferences } from '../../scripts/deno/compareOutputs';
-import { findNotebooks, NOTEBOOKS_DIR, readNotebook, type NotebookJson } from '../../scripts/deno/notebooks';
+import { NOTEBOOKS_DIR, readNotebook, type NotebookJson } from '../../scripts/deno/notebooks';
+import { denoNotebooks } from '../helpers/frontEndSets';
 import { isolatedJupyterEnv, nbconvertExecute, runCommand } from '../helpers/jupyter';
 import { inSlots, NOTEBOOK_SLOTS } from '../helpers/notebookSlots';
 import { Slots } from '../helpers/slots';
 import { loadTslabReference } from '../helpers/tslabReference';
+import { CELL_HANG_SECONDS } from '../helpers/ceilings';
 
-// Executes every notebook under notebooks/ (any depth: the English chapters and notebooks/zh/)
-// with Debian's `jupyter nbconvert --execute` under both kernels, each installed by
+// Executes every English chapter and the Chinese ones of test/helpers/frontEndSets.ts with
+// Debian's `jupyter nbconvert --execute` under Deno, and compares each with a tslab run (the
+// runner's or test:jupyter's, else its own), both kernels installed by
 // `npm run kernel:install` into a temporary prefix: tslab, then Deno through
 // scripts/deno/nbconvert_deno.py. Every notebook must pass under Deno, and no cell may show less under
 // Deno than under tslab (fewer printed lines, displays or results). Needs `npm run build` and the
@@ -24,8 +27,8 @@ const GENERATED = path.join(ROOT, 'build', 'deno-e2e');
 const PYTHON = '/usr/bin/python3';
 /** The MIME type of showFigure's Plotly JSON (docs/notebooks.md). */
 const PLOTLY_MIME = 'application/vnd.plotly.v1+json';
-/** Seconds a cell may run under nbconvert, as the runner's default. */
-const CELL_TIMEOUT = 300;
+/** Seconds a cell may run under nbconvert: a ceiling for a hang (test/helpers/ceilings.ts). */
+const CELL_TIMEOUT = CELL_HANG_SECONDS;
 
 let tmp: string;
 let env: NodeJS.ProcessEnv;
@@ -147,7 +150,8 @@ describe('jupyter nbconvert --execute with the deno kernel', () => {
     assert.match(r.error, /RangeError: microBatchSize 16 is too large for this fixture/);
   });
 
-  const notebooks = findNotebooks(NOTEBOOKS);
+  // Every English chapter and the Chinese ones of test/helpers/frontEndSets.ts.
+  const notebooks = denoNotebooks(process.env, NOTEBOOKS).map((f) => path.join(NOTEBOOKS, f));
   if (notebooks.length === 0) {
     it('finds the notebooks to execute', () => {
       assert.fail(`no notebooks under ${path.relative(ROOT, NOTEBOOKS) || NOTEBOOKS}/ to execute`);
@@ -155,7 +159,7 @@ describe('jupyter nbconvert --execute with the deno kernel', () => {
   }
   // Two notebooks at a time, one that measures time alone (test/helpers/notebookSlots.ts).
   const slots = new Slots(NOTEBOOK_SLOTS);
-  describe('every notebook, two at a time', { concurrency: true }, () => {
+  describe('the notebooks, two at a time', { concurrency: true }, () => {
     for (const file of notebooks) {
       const name = path.relative(ROOT, file);
       it(`executes ${name} under Deno, and no cell shows less than under tslab`, (t) => inSlots(slots, file, async () => {
@@ -164,10 +168,10 @@ describe('jupyter nbconvert --execute with the deno kernel', () => {
         const denoSeconds = (performance.now() - start) / 1000;
         if (deno.status !== 0) assert.fail(`${name} under Deno: ${deno.error}`);
         start = performance.now();
-        // test:jupyter's run of the same notebook and build, when npm test ran it just before.
+        // test:jupyter's or the runner's run of the same notebook and build (tslabReference.ts).
         const kept = loadTslabReference(file);
         const tslab = kept ? { status: 0, nb: kept, error: '' } : await nbconvert('tslab', file);
-        t.diagnostic(`nbconvert: Deno ${denoSeconds.toFixed(1)} s, tslab ${kept ? "test:jupyter's run, reused" : `${((performance.now() - start) / 1000).toFixed(1)} s`}`);
+        t.diagnostic(`nbconvert: Deno ${denoSeconds.toFixed(1)} s, tslab ${kept ? 'an earlier run, reused' : `${((performance.now() - start) / 1000).toFixed(1)} s`}`);
         if (tslab.status !== 0) assert.fail(`${name} under tslab: ${tslab.error}`);
         assert.deepEqual(findLosses(tslab.nb!, deno.nb!), [], `${name}: cells that showed less under Deno than under tslab`);
         // Not a failure: what docs/deno.md's table of formatting differences is made of.

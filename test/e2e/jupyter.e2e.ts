@@ -5,20 +5,22 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { PLOTLY_MIME } from '../../src/tutorial/index';
+import { NBCONVERT_TSLAB, notebooksOf } from '../helpers/frontEndSets';
 import { isolatedJupyterEnv, nbconvertExecute } from '../helpers/jupyter';
 import { inSlots, NOTEBOOK_SLOTS } from '../helpers/notebookSlots';
 import { Slots } from '../helpers/slots';
 import { saveTslabReference } from '../helpers/tslabReference';
+import { CELL_HANG_SECONDS } from '../helpers/ceilings';
 
-// Executes every notebook with Debian's real Jupyter: `jupyter nbconvert --execute --to notebook`
+// Executes notebooks with Debian's real Jupyter: `jupyter nbconvert --execute --to notebook`
 // under /usr/bin/python3, with the tslab kernelspec installed by the project's own script into a
 // temporary prefix (nothing outside the temporary folder is touched). Needs `npm run build` and
 // the Debian packages of scripts/systemDeps.sh. `npm run test:jupyter` runs it.
 const ROOT = path.resolve(__dirname, '..', '..');
 const NOTEBOOKS = path.resolve(process.env.NOTEBOOKS_DIR ?? path.join(ROOT, 'notebooks'));
 const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'notebooks');
-/** Seconds a cell may run under nbconvert, as the runner's default. */
-const CELL_TIMEOUT = 300;
+/** Seconds a cell may run under nbconvert: a ceiling for a hang (test/helpers/ceilings.ts). */
+const CELL_TIMEOUT = CELL_HANG_SECONDS;
 
 let tmp: string;
 let env: NodeJS.ProcessEnv;
@@ -78,10 +80,9 @@ describe('jupyter nbconvert --execute with the tslab kernel', () => {
     assert.match(r.error, /RangeError: microBatchSize 16 is too large for this fixture/);
   });
 
-  // The English chapters, then the Chinese edition's twins (`zh/01-environment.ipynb` …).
-  const notebooks = ['', 'zh/'].flatMap((dir) =>
-    fs.existsSync(path.join(NOTEBOOKS, dir)) ? fs.readdirSync(path.join(NOTEBOOKS, dir)).filter((f) => f.endsWith('.ipynb')).sort().map((f) => dir + f) : [],
-  );
+  // The representative set of test/helpers/frontEndSets.ts: what nbconvert adds to the runner is
+  // the kernelspec and the kernel over ZeroMQ, which these notebooks and the fixtures exercise.
+  const notebooks = notebooksOf(NBCONVERT_TSLAB, process.env, NOTEBOOKS);
   if (notebooks.length === 0) {
     it('finds the notebooks to execute', () => {
       assert.fail(`no notebooks in ${path.relative(ROOT, NOTEBOOKS) || NOTEBOOKS}/ to execute`);
@@ -89,7 +90,7 @@ describe('jupyter nbconvert --execute with the tslab kernel', () => {
   }
   // Two notebooks at a time, one that measures time alone (test/helpers/notebookSlots.ts).
   const slots = new Slots(NOTEBOOK_SLOTS);
-  describe('every notebook, two at a time', { concurrency: true }, () => {
+  describe('the set of notebooks, two at a time', { concurrency: true }, () => {
     for (const name of notebooks) {
       const file = path.join(NOTEBOOKS, name);
       it(`executes ${path.relative(ROOT, NOTEBOOKS)}/${name}`, () =>

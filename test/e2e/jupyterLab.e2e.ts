@@ -9,12 +9,14 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { cellOutputs, findLosses } from '../../scripts/deno/compareOutputs';
 import { readNotebook } from '../../scripts/deno/notebooks';
 import { ensureLabApp } from '../../scripts/lab/app';
-import { startLabServer, type LabServer } from '../../scripts/lab/server';
+import { isRoot, startLabServer, type LabServer } from '../../scripts/lab/server';
 import { compareShots, pixelDifference, shootFigure, siteFigure } from '../helpers/figureShots';
+import { LAB, notebooksOf } from '../helpers/frontEndSets';
 import { isolatedJupyterEnv } from '../helpers/jupyter';
 import { calls, closeInPage, drawnFigures, errorOutputs, loadLab, openInPage, readOpenNotebook, renderedTables, runAll, save } from '../helpers/jupyterLab';
+import { HANG_MS, NOTEBOOK_HANG_MS } from '../helpers/ceilings';
 
-// Every notebook of both editions, read in JupyterLab (lab/'s app on Debian's jupyterlab-server)
+// A representative set of notebooks of both editions (test/helpers/frontEndSets.ts), read in JupyterLab (lab/'s app on Debian's jupyterlab-server)
 // as a reader does, under each kernel: open it, check the kernel, Run All, no error or stderr,
 // every showFigure drawn and every showTable rendered, save, reopen in a page that never had it
 // open: still unmodified, every figure drawn again. The Deno server sees only the deno kernelspec, so the
@@ -23,7 +25,8 @@ import { calls, closeInPage, drawnFigures, errorOutputs, loadLab, openInPage, re
 // app is installed (npm ci, from npm's cache) and built here, only when stale.
 const ROOT = path.resolve(__dirname, '..', '..');
 const NOTEBOOKS = path.join(ROOT, 'notebooks');
-const FILES = ['', 'zh/'].flatMap((dir) => fs.readdirSync(path.join(NOTEBOOKS, dir)).filter((f) => f.endsWith('.ipynb')).sort().map((f) => dir + f));
+/** The representative set of test/helpers/frontEndSets.ts (every notebook with E2E_ALL_NOTEBOOKS=1). */
+const FILES = notebooksOf(LAB);
 const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'];
 const PLOTLY_MIME = 'application/vnd.plotly.v1+json';
 const ALL_KERNELS = ['tslab', 'deno'] as const;
@@ -31,8 +34,8 @@ type Kernel = (typeof ALL_KERNELS)[number];
 const CONFIG = {
   /** The copies (inside the repository, so that the kernels find the library), per kernel. */
   work: path.join(ROOT, 'build', 'jupyterlab-e2e'),
-  /** The longest Run All of one notebook may take (ms). */
-  notebookTimeoutMs: 300_000,
+  /** The longest Run All of one notebook may take (ms): a ceiling for a hang (test/helpers/ceilings.ts). */
+  notebookTimeoutMs: NOTEBOOK_HANG_MS,
   /** Only these notebooks (comma-separated, e.g. `01-environment.ipynb,zh/02-model.ipynb`, or `-` for none); for development. */
   only: process.env.LAB_E2E_ONLY?.split(',').filter(Boolean),
   /** Only this kernel (`tslab` or `deno`); for development. The Deno run compares with tslab's saved copies. */
@@ -80,7 +83,8 @@ before(async () => {
     // One server per kernel, each seeing only its own kernelspec.
     installKernel(kernel);
     const state = path.join(tmp, kernel);
-    servers.set(kernel, await startLabServer({ root: dir, frontEnd: 'lab-app', env: { ...isolatedJupyterEnv(state), DENO_NO_UPDATE_CHECK: '1' }, settingsDir: path.join(state, 'settings'), workspacesDir: path.join(state, 'workspaces') }));
+    // CI runs as root: allowed here, for a loopback server whose token only this user can read.
+    servers.set(kernel, await startLabServer({ root: dir, frontEnd: 'lab-app', allowRoot: isRoot(), env: { ...isolatedJupyterEnv(state), DENO_NO_UPDATE_CHECK: '1' }, settingsDir: path.join(state, 'settings'), workspacesDir: path.join(state, 'workspaces') }));
   }
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_FLAGS });
 });
@@ -201,7 +205,7 @@ describe('the notebooks in JupyterLab', { concurrency: KERNELS.length }, () => {
   for (const kernel of KERNELS) {
     describe(`the notebooks in JupyterLab with the ${kernel} kernel`, { concurrency: 1 }, () => {
       for (const file of kernel === 'deno' ? [...SELECTED].reverse() : SELECTED) {
-        it(`runs ${file}, draws its figures and tables, and reopens it unchanged`, { timeout: CONFIG.notebookTimeoutMs + 180_000 }, async (t) => {
+        it(`runs ${file}, draws its figures and tables, and reopens it unchanged`, { timeout: CONFIG.notebookTimeoutMs + 6 * HANG_MS }, async (t) => {
           const started = performance.now();
           const seen = await readInLab(kernel, file);
           t.diagnostic(`${kernel} ${file}: ${((performance.now() - started) / 1000).toFixed(1)} s (${seen.phases.map(([n, ms]) => `${n} ${(ms / 1000).toFixed(1)}`).join(', ')})`);
@@ -220,7 +224,7 @@ describe('the notebooks in JupyterLab', { concurrency: KERNELS.length }, () => {
         });
       }
 
-      it(`shows every line a cell prints, in its cell (${LATE_LINES} lines, then a second cell)`, { timeout: 240_000 }, async () => {
+      it(`shows every line a cell prints, in its cell (${LATE_LINES} lines, then a second cell)`, { timeout: CONFIG.notebookTimeoutMs + 6 * HANG_MS }, async () => {
         const seen = await readInLab(kernel, 'late-output.ipynb');
         assert.equal(seen.opened.kernel, kernel);
         const [first, second] = cellOutputs({ cells: seen.ran.cells.map((c) => ({ cell_type: c.type, source: c.source, outputs: c.outputs })) } as never);
@@ -235,7 +239,7 @@ describe('the notebooks in JupyterLab', { concurrency: KERNELS.length }, () => {
       // In the last kernel's half: side by side the tslab half is the longer (370 s against 280 in
       // a CI run on 2026-12-01), and the figure is the same JSON under either kernel.
       if (kernel === KERNELS[KERNELS.length - 1]) {
-        it(`draws ${FIGURE_FILE}'s figure as the site draws its JSON`, { timeout: CONFIG.notebookTimeoutMs + 180_000 }, async (t) => {
+        it(`draws ${FIGURE_FILE}'s figure as the site draws its JSON`, { timeout: CONFIG.notebookTimeoutMs + 6 * HANG_MS }, async (t) => {
           const saved = path.join(CONFIG.work, kernel, FIGURE_FILE);
           if (!fs.existsSync(saved) || readNotebook(saved).cells.every((c) => !c.outputs?.length)) await readInLab(kernel, FIGURE_FILE);
           const site = await siteFigure(browser, saved, tmp, { width: 1280, height: 900 });
@@ -257,7 +261,7 @@ describe('the notebooks in JupyterLab', { concurrency: KERNELS.length }, () => {
         });
       }
 
-      it('shows a failing cell as a failure (the checks above can fail)', { timeout: 240_000 }, async () => {
+      it('shows a failing cell as a failure (the checks above can fail)', { timeout: CONFIG.notebookTimeoutMs + 6 * HANG_MS }, async () => {
         const seen = await readInLab(kernel, 'runtime-error.ipynb');
         assert.equal(seen.opened.kernel, kernel);
         const errors = errorOutputs(seen.ran.cells);

@@ -8,6 +8,7 @@ import { after, before, describe, it, type TestContext } from 'node:test';
 import * as esbuild from 'esbuild';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { AccumulationChecks, GroupNormValues, MemoryReading, Suite } from './pages/library';
+import { HANG_MS } from '../helpers/ceilings';
 
 // The library in real headless Chromium (Debian's /usr/bin/chromium): test/e2e/pages/library.ts
 // bundled with esbuild from the built package (dist/esm, through package.json `exports`, as a
@@ -47,7 +48,7 @@ async function openPage(): Promise<Page> {
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
   await page.goto(`${base}/index.html`);
-  await page.waitForFunction(() => (window as unknown as Window).suite !== undefined, null, { timeout: 60_000 });
+  await page.waitForFunction(() => (window as unknown as Window).suite !== undefined, null, { timeout: HANG_MS });
   assert.deepEqual(errors, [], 'the page loads without errors');
   return page;
 }

@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
 import { exportSite } from '../../scripts/site/exportSite';
+import { HANG_MS } from '../helpers/ceilings';
 
 // The "run it in your browser" blocks of chapters 3 and 4 (scripts/site/live/), in headless
 // Chromium on WebGL (SwiftShader), from file:// and over loopback: tfjs loads only when the
@@ -61,7 +62,7 @@ describe('the "run it in your browser" blocks, in Chromium on WebGL', () => {
 
   for (const where of ['from file://', 'over loopback']) {
     for (const [kind, page] of Object.entries(CHAPTERS)) {
-      it(`${page} ${where}: loads tfjs only on request, then runs and draws`, { timeout: 180_000 }, async () => {
+      it(`${page} ${where}: loads tfjs only on request, then runs and draws`, { timeout: 3 * HANG_MS }, async () => {
         const tab = await browser.newPage();
         const errors: string[] = [];
         tab.on('pageerror', (e) => errors.push(e.message));
@@ -73,7 +74,7 @@ describe('the "run it in your browser" blocks, in Chromium on WebGL', () => {
           assert.equal(await tab.evaluate(() => 'tfjsAccumulateLive' in window), false);
 
           await tab.click(`section.live-block[data-live="${kind}"] button.live-run`);
-          await tab.waitForSelector(`section.live-block[data-state="done"], section.live-block[data-state="failed"]`, { timeout: 150_000 });
+          await tab.waitForSelector(`section.live-block[data-state="done"], section.live-block[data-state="failed"]`, { timeout: HANG_MS });
           const block = tab.locator('section.live-block');
           const state = await block.getAttribute('data-state');
           assert.equal(state, 'done', (await block.locator('.live-output').textContent()) ?? '');

@@ -11,6 +11,7 @@ import { BUNDLE_TRACE_TYPES } from '../../scripts/site/plotlyBundle';
 import { cellView } from '../../scripts/site/cellTags';
 import { HOSTILE, writeHostileNotebooks } from '../fixtures/hostileNotebooks';
 import { axeViolations, checkEach, launch, open, serve } from '../helpers/site';
+import { HANG_MS } from '../helpers/ceilings';
 
 // The site as a reader meets it, in Debian's Chromium: accessibility (axe-core, light and dark),
 // a phone's width, search from file://, the theme toggle, print, and hostile notebooks. Runs on
@@ -36,7 +37,7 @@ async function drawCharts(page: Page): Promise<void> {
   const figures = page.locator('.plotly-figure');
   const n = await figures.count();
   for (let i = 0; i < n; i++) await figures.nth(i).scrollIntoViewIfNeeded();
-  if (n > 0) await page.waitForFunction(() => Array.from(document.querySelectorAll('.plotly-figure')).every((f) => ['drawn', 'failed'].includes(f.getAttribute('data-state') ?? '')), null, { timeout: 60_000 });
+  if (n > 0) await page.waitForFunction(() => Array.from(document.querySelectorAll('.plotly-figure')).every((f) => ['drawn', 'failed'].includes(f.getAttribute('data-state') ?? '')), null, { timeout: HANG_MS, polling: 250 });
   await page.evaluate(() => window.scrollTo(0, 0));
 }
 
@@ -180,7 +181,7 @@ describe('search from file://', () => {
       await page.fill('#q', phrase);
       await page.press('#q', 'Enter');
       const first = page.locator('#search-results li').first();
-      await first.waitFor({ timeout: 10_000 });
+      await first.waitFor({ timeout: HANG_MS });
       const marked = await page.locator('#search-results li mark').allInnerTexts();
       assert.ok(marked.some((m) => m.toLowerCase() === phrase.toLowerCase()), `the phrase is highlighted; marks: ${marked.slice(0, 5).join(' | ')}`);
       // The result from notebook 3 (the same code may appear in other chapters too).
@@ -220,7 +221,7 @@ describe('reader features', () => {
     const { page } = await open(context, new URL('index.html', fileBase).href);
     await page.emulateMedia({ colorScheme: 'dark' });
     // site.js updates the toggle on the media query's change event, which may come a moment later on a loaded machine.
-    await page.waitForFunction(() => document.querySelector('.theme-toggle')?.getAttribute('aria-pressed') === 'true', null, { timeout: 5_000 });
+    await page.waitForFunction(() => document.querySelector('.theme-toggle')?.getAttribute('aria-pressed') === 'true', null, { timeout: HANG_MS });
     await page.click('.theme-toggle');
     assert.equal(await page.evaluate(() => getComputedStyle(document.body).backgroundColor), 'rgb(255, 255, 255)');
     await page.goto(new URL('02-model.html', fileBase).href);
@@ -281,12 +282,12 @@ describe('a site from tagged cells', () => {
 });
 
 describe('a site from hostile notebooks', () => {
-  it('never runs their markup and never creates their elements (file://)', async () => {
+  it('never runs their markup, creates their elements, loads a remote resource or lets an output cover the page (file://)', async () => {
     writeHostileNotebooks(path.join(tmp, 'hostile'));
     exportSite({ inDir: path.join(tmp, 'hostile'), outDir: path.join(tmp, 'hostile-site') });
     const site = path.join(tmp, 'hostile-site');
     const files = fs.readdirSync(site).filter((f) => f.endsWith('.html'));
-    assert.ok(files.includes(`${HOSTILE.name}.html`));
+    assert.ok(files.includes(`${HOSTILE.name}.html`) && files.includes(`${HOSTILE.scriptName}.html`) && files.includes('11-hostile-outputs.html'));
     const urls = [...files.map((f) => pathToFileURL(path.join(site, f)).href), `${pathToFileURL(path.join(site, 'search.html')).href}?q=pwned`];
     for (const url of urls) {
       const { page, problems } = await open(context, url);
@@ -295,18 +296,35 @@ describe('a site from hostile notebooks', () => {
         dialogs.push(d.message());
         void d.dismiss();
       });
-      await page.waitForTimeout(100);
-      const state = await page.evaluate(() => ({ pwned: (window as unknown as { __pwned?: number }).__pwned ?? null, injected: document.querySelectorAll('img[src="x"]').length }));
-      assert.deepEqual(state, { pwned: null, injected: 0 }, url);
+      const remote: string[] = [];
+      page.on('request', (r) => !/^(file|data):/.test(r.url()) && remote.push(r.url()));
+      // Every request a page makes starts by its load event; an image-set or url() in a style with it.
+      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+      const state = await page.evaluate(() => ({
+        pwned: (window as unknown as { __pwned?: number }).__pwned ?? null,
+        injected: document.querySelectorAll('img[src="x"], .output img, .output svg image').length,
+        covering: Array.from(document.querySelectorAll('.output *')).filter((e) => ['fixed', 'sticky'].includes(getComputedStyle(e).position)).length,
+        resources: performance.getEntriesByType('resource').map((e) => e.name).filter((n) => !/^(file|data):/.test(n)),
+      }));
+      assert.deepEqual(state, { pwned: null, injected: 0, covering: 0, resources: [] }, url);
+      assert.deepEqual(remote, [], `${url}: requests off the site`);
       assert.deepEqual(dialogs, []);
       assert.deepEqual(problems, [], url);
       await page.close();
     }
+    // Search links the javascript:-named page by its encoded name; following the link opens it.
+    const { page: search } = await open(context, `${pathToFileURL(path.join(site, 'search.html')).href}?q=pwned`);
+    const links = await search.evaluate(() => Array.from(document.querySelectorAll<HTMLAnchorElement>('#search-results a')).map((a) => ({ protocol: a.protocol, href: a.href })));
+    assert.ok(links.length > 0, 'search finds the script-named page');
+    assert.deepEqual(links.filter((l) => l.protocol !== 'file:'), [], 'every result is a link within the site');
+    await Promise.all([search.waitForURL((u) => u.href.includes('javascript%3A')), search.locator('#search-results a', { hasText: 'Script-named' }).first().click()]);
+    assert.equal(await search.evaluate(() => (window as unknown as { __pwned?: number }).__pwned ?? null), null);
+    await search.close();
     // The negative case: the same markup, unescaped, does run in this browser.
     const probe = path.join(tmp, 'probe.html');
     fs.writeFileSync(probe, `<!doctype html><p>${HOSTILE.markup}</p>`);
     const { page } = await open(context, pathToFileURL(probe).href);
-    await page.waitForFunction(() => (window as unknown as { __pwned?: number }).__pwned === 2, null, { timeout: 5_000 });
+    await page.waitForFunction(() => (window as unknown as { __pwned?: number }).__pwned === 2, null, { timeout: HANG_MS });
     await page.close();
   });
 });

@@ -8,6 +8,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { cellSource, type Notebook } from '../../scripts/notebooks/nbformat';
 import { checkEach, launch, open } from '../helpers/site';
 import { missingChapterLinks } from '../helpers/chapterLinks';
+import { HANG_MS } from '../helpers/ceilings';
 
 // The site's two editions in Debian's Chromium, over file://: the language links (both ways, on
 // every page), Chinese drawn with real CJK glyphs from a system font (no tofu, no web font), and
@@ -214,7 +215,7 @@ describe('search in the Chinese edition (file://)', () => {
     const { page, problems } = await open(context, fileUrl('zh/search.html'));
     await page.fill('#q', q);
     await page.press('#q', 'Enter');
-    await page.waitForFunction(() => (document.getElementById('search-status')?.textContent ?? '') !== '', null, { timeout: 10_000 });
+    await page.waitForFunction(() => (document.getElementById('search-status')?.textContent ?? '') !== '', null, { timeout: HANG_MS });
     const hrefs = await page.locator('#search-results li > a').evaluateAll((as) => as.map((a) => a.getAttribute('href') ?? ''));
     return { page, problems, hrefs };
   }

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { exportSite } from '../../scripts/site/exportSite';
+import { HANG_MS } from './ceilings';
 
 // The same figure in every front end (docs/notebooks.md, "Charts in each front end"): a chart
 // drawn by plotly.js in the site, classic Notebook or JupyterLab is measured where the reader
@@ -38,8 +39,8 @@ export interface FigureShot {
 export async function shootFigure(page: Page, args: { label: string; chart: string; column: string; timeoutMs?: number }): Promise<FigureShot> {
   const gd = page.locator(args.chart).first();
   try {
-    await gd.scrollIntoViewIfNeeded({ timeout: args.timeoutMs ?? 30_000 });
-    await page.waitForFunction((sel) => (document.querySelector(sel)?.querySelectorAll('.main-svg .trace').length ?? 0) > 0, args.chart, { timeout: args.timeoutMs ?? 30_000 });
+    await gd.scrollIntoViewIfNeeded({ timeout: args.timeoutMs ?? HANG_MS });
+    await page.waitForFunction((sel) => (document.querySelector(sel)?.querySelectorAll('.main-svg .trace').length ?? 0) > 0, args.chart, { timeout: args.timeoutMs ?? HANG_MS, polling: 250 });
   } catch (e) {
     throw new Error(`${args.label}: no chart drawn by plotly.js at ${args.chart} (${(e as Error).message.split('\n')[0]})`);
   }

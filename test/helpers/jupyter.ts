@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
+import { killTagged, newKernelTag, taggedEnv } from '../../scripts/notebooks/processTree';
 
 /**
  * The environment of a Jupyter run that sees only the kernelspecs a test installs under
@@ -18,17 +19,23 @@ export function isolatedJupyterEnv(tmp: string): NodeJS.ProcessEnv {
 
 /**
  * Runs a command to its end without blocking the event loop (so that two nbconvert runs can go
- * side by side), with its output kept; a command that cannot start rejects.
+ * side by side), with its output kept; a command that cannot start rejects. Every process it
+ * leaves behind (a kernel's, a `setsid` one a notebook started) is killed when it ends, found by
+ * the tag the runner's kernels carry too (scripts/notebooks/processTree.ts).
  */
 export function runCommand(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const tag = newKernelTag();
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd: options.cwd, env: taggedEnv(tag, options.env), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (b: Buffer) => (stdout += b));
     child.stderr.on('data', (b: Buffer) => (stderr += b));
     child.on('error', reject);
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
+    child.on('close', (status) => {
+      killTagged(tag);
+      resolve({ status, stdout, stderr });
+    });
   });
 }
 

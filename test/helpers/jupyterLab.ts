@@ -1,5 +1,6 @@
 import type { Page } from 'playwright-core';
 import type { OutputJson } from '../../scripts/deno/notebooks';
+import { HANG_MS } from './ceilings';
 
 /** The MIME type of showFigure's figure JSON. */
 const PLOTLY_MIME = 'application/vnd.plotly.v1+json';
@@ -42,7 +43,7 @@ export interface DrawnFigure {
  */
 export async function loadLab(page: Page, args: { base: string; token: string; workspace: string; timeoutMs?: number }): Promise<void> {
   await page.goto(`${args.base}/lab/workspaces/${args.workspace}?token=${args.token}`);
-  await page.waitForFunction(() => (window as any).jupyterapp?.commands?.hasCommand('docmanager:open'), null, { timeout: args.timeoutMs ?? 120_000, polling: 250 });
+  await page.waitForFunction(() => (window as any).jupyterapp?.commands?.hasCommand('docmanager:open'), null, { timeout: args.timeoutMs ?? HANG_MS, polling: 250 });
   await page.evaluate(() => (window as any).jupyterapp.restored);
 }
 
@@ -60,7 +61,7 @@ export async function openInPage(page: Page, args: { file: string; kernel: boole
       return !kernel || panel.sessionContext?.session?.kernel?.connectionStatus === 'connected';
     },
     args,
-    { timeout: args.timeoutMs ?? 120_000, polling: 250 },
+    { timeout: args.timeoutMs ?? HANG_MS, polling: 250 },
   );
 }
 
@@ -170,7 +171,7 @@ export function renderedTables(page: Page): Promise<number> {
 /** File → Save, resolved once JupyterLab holds no unsaved change. */
 export async function save(page: Page): Promise<void> {
   await page.evaluate(() => (window as any).jupyterapp.commands.execute('docmanager:save'));
-  await page.waitForFunction(() => !(window as any).jupyterapp.shell.currentWidget.context.model.dirty, null, { timeout: 30_000 });
+  await page.waitForFunction(() => !(window as any).jupyterapp.shell.currentWidget.context.model.dirty, null, { timeout: HANG_MS, polling: 250 });
 }
 
 /** Errors and stderr among outputs, the way a reader sees them: the text, cut to 500 characters. */

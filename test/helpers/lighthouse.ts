@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CHROMIUM, CHROMIUM_FLAGS } from './site';
+import { HANG_MS } from './ceilings';
 
 export const CATEGORIES = ['performance', 'accessibility', 'best-practices', 'seo'] as const;
 export type Scores = Record<(typeof CATEGORIES)[number], number>;
@@ -23,7 +24,7 @@ export async function startChromium(profileDir: string): Promise<{ port: number;
   fs.mkdirSync(profileDir, { recursive: true });
   const child: ChildProcess = spawn(CHROMIUM, [...CHROMIUM_FLAGS, '--remote-debugging-port=0', `--user-data-dir=${profileDir}`, 'about:blank'], { stdio: 'ignore' });
   const portFile = path.join(profileDir, 'DevToolsActivePort');
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + HANG_MS;
   while (!fs.existsSync(portFile) || fs.readFileSync(portFile, 'utf8').trim() === '') {
     if (Date.now() > deadline || child.exitCode !== null) throw new Error(`Chromium did not open a DevTools port (exit ${child.exitCode})`);
     await new Promise((r) => setTimeout(r, 100));

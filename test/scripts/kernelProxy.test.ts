@@ -49,7 +49,7 @@ function kernelInfo(file: string): Promise<{ status: number | null; out: string 
     'c.stop_channels()',
   ].join('\n');
   // Not spawnSync: the proxy's stderr must keep flowing into this process meanwhile.
-  const child = spawn(PYTHON, ['-c', code], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 90_000 });
+  const child = spawn(PYTHON, ['-c', code], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 600_000 });
   let out = '';
   let err = '';
   child.stdout.on('data', (b: Buffer) => (out += b));
@@ -68,7 +68,7 @@ after(() => {
 });
 
 describe('kernel_proxy.py starting Deno', () => {
-  it("retries on new ports when Deno's first ports are the proxy's own front ports", { timeout: 120_000 }, async () => {
+  it("retries on new ports when Deno's first ports are the proxy's own front ports", { timeout: 900_000 }, async () => {
     const { file, ports } = connectionFile('outer-clash');
     const proxy = startProxy(file, { KERNEL_PROXY_FIRST_PORTS: ports.join(',') });
     const info = await kernelInfo(file);
@@ -79,7 +79,7 @@ describe('kernel_proxy.py starting Deno', () => {
     assert.equal(await proxy.exited, 0, 'SIGTERM stops the proxy and its Deno cleanly');
   });
 
-  it('fails, naming the attempts, when Deno cannot bind and no retry is allowed', { timeout: 120_000 }, async () => {
+  it('fails, naming the attempts, when Deno cannot bind and no retry is allowed', { timeout: 900_000 }, async () => {
     const { file, ports } = connectionFile('no-retry');
     const proxy = startProxy(file, { KERNEL_PROXY_FIRST_PORTS: ports.join(','), KERNEL_PROXY_ATTEMPTS: '1' });
     const code = await proxy.exited;

@@ -4,14 +4,14 @@ import { describe, it } from 'node:test';
 import { labEnv, parseLabArgs } from '../../../scripts/lab/cli';
 
 describe('npm run lab arguments', () => {
-  it('takes --app and --port=N', () => {
-    assert.deepEqual(parseLabArgs([]), { app: false });
-    assert.deepEqual(parseLabArgs(['--app', '--port=8890']), { app: true, port: 8890 });
+  it('takes --app, --port=N and --allow-root', () => {
+    assert.deepEqual(parseLabArgs([]), { app: false, allowRoot: false });
+    assert.deepEqual(parseLabArgs(['--app', '--port=8890', '--allow-root']), { app: true, port: 8890, allowRoot: true });
   });
 
   it('names the accepted arguments for anything else', () => {
     for (const bad of ['--deno', '--port=0', '--port=70000', '--port=x', 'notebooks/']) {
-      assert.throws(() => parseLabArgs([bad]), /lab: unknown argument .*; accepted: --app, --port=N \(1-65535\)\./, bad);
+      assert.throws(() => parseLabArgs([bad]), /lab: unknown argument .*; accepted: --app, --port=N \(1-65535\), --allow-root\./, bad);
     }
   });
 

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { descendants, isAlive, killTree } from '../../../scripts/notebooks/processTree';
+import { descendants, isAlive, killTagged, killTree, newKernelTag, taggedEnv, taggedProcesses } from '../../../scripts/notebooks/processTree';
 
 /** Polls until `check` holds or `ms` pass; returns whether it held. */
-async function eventually(check: () => boolean, ms = 5000): Promise<boolean> {
+async function eventually(check: () => boolean, ms = 120_000): Promise<boolean> {
   for (const t0 = Date.now(); Date.now() - t0 < ms; await sleep(50)) if (check()) return true;
   return check();
 }
@@ -31,5 +31,39 @@ describe('killTree', { skip: process.platform !== 'linux' && 'reads /proc' }, ()
     assert.ok(isAlive(orphan), 'the sleep outlives its shell');
     killTree(leader.pid!, { exited: true });
     assert.ok(await eventually(() => !isAlive(orphan)));
+  });
+});
+
+describe('a kernel\'s tag', { skip: process.platform !== 'linux' && 'reads /proc' }, () => {
+  it('finds and kills a process that left the group and the session and was orphaned, which the group and the tree miss', async () => {
+    const tag = newKernelTag();
+    // As a cell's `sh -c 'setsid sleep 4322 &'`: the shell exits, the sleep is re-parented to init.
+    const leader = spawn('sh', ['-c', 'setsid sleep 61 & echo $!'], { detached: true, stdio: ['ignore', 'pipe', 'ignore'], env: taggedEnv(tag) });
+    let out = '';
+    leader.stdout.on('data', (b) => (out += b));
+    await new Promise((resolve) => leader.on('exit', resolve));
+    // setsid forks when it is already a group leader; the sleep is the tagged process still alive.
+    assert.ok(await eventually(() => taggedProcesses(tag).some(isAlive)), `the sleep of ${out.trim()} carries the tag`);
+    const escaped = taggedProcesses(tag).filter(isAlive);
+    // The negative case: the group and the tree, all that killed a kernel's processes before, miss it.
+    killTree(leader.pid!, { exited: true });
+    await sleep(200);
+    assert.ok(escaped.every(isAlive), 'the group kill does not reach it');
+    assert.ok(killTagged(tag) >= 1);
+    assert.ok(await eventually(() => !escaped.some(isAlive)), `still alive: ${escaped.filter(isAlive).join(', ')}`);
+    assert.deepEqual(taggedProcesses(tag).filter(isAlive), []);
+  });
+
+  it('is unique to each kernel, so that one kernel\'s sweep never reaches another\'s processes', async () => {
+    const [mine, other] = [newKernelTag(), newKernelTag()];
+    assert.notEqual(mine, other);
+    const theirs = spawn('sleep', ['62'], { stdio: 'ignore', env: taggedEnv(other) });
+    try {
+      assert.ok(await eventually(() => taggedProcesses(other).includes(theirs.pid!)));
+      assert.equal(killTagged(mine), 0);
+      assert.ok(isAlive(theirs.pid!));
+    } finally {
+      theirs.kill('SIGKILL');
+    }
   });
 });

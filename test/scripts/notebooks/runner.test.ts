@@ -25,14 +25,18 @@ function read(file: string): Notebook {
   return JSON.parse(fs.readFileSync(file, 'utf8')) as Notebook;
 }
 
-/** A one-cell notebook in `dir` that needs nothing from this repository. */
-function tinyNotebook(dir: string, name: string, source: string): string {
+/** A notebook of code cells in `dir` (one cell for a string) that needs nothing from this repository. */
+function tinyNotebook(dir: string, name: string, source: string | string[]): string {
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, name);
   const kernelspec = { name: 'tslab', display_name: 'TypeScript', language: 'typescript' };
-  fs.writeFileSync(file, JSON.stringify({ nbformat: 4, nbformat_minor: 5, metadata: { kernelspec }, cells: [{ cell_type: 'code', metadata: {}, source, outputs: [], execution_count: null }] }));
+  const cells = [source].flat().map((s) => ({ cell_type: 'code', metadata: {}, source: s, outputs: [], execution_count: null }));
+  fs.writeFileSync(file, JSON.stringify({ nbformat: 4, nbformat_minor: 5, metadata: { kernelspec }, cells }));
   return file;
 }
+
+/** The text of a cell's stream outputs. */
+const streamText = (cell: Notebook['cells'][number]): string => (cell.outputs ?? []).filter((o) => o.output_type === 'stream').map((o) => [(o as { text: string | string[] }).text].flat().join('')).join('');
 
 describe('runNotebook on a passing notebook', () => {
   let report: NotebookReport;
@@ -122,6 +126,51 @@ describe('runNotebook with the longest timeouts', () => {
     await assert.rejects(runNotebook(file, { cellTimeoutSeconds: 3e6, outDir: path.join(tmp, 'huge-out') }), { name: 'RunnerArgumentError' });
     await assert.rejects(runNotebooks({ inputs: [file], cellTimeoutSeconds: 3e6, outDir: path.join(tmp, 'huge-out') }), { name: 'RunnerArgumentError' });
     assert.equal(fs.existsSync(path.join(tmp, 'huge-out')), false);
+  });
+});
+
+describe('runNotebook with output past its caps', () => {
+  it('keeps the first 1 MB of a cell that prints 100 × 1 MB, says so in the cell, and runs on', { timeout: 600_000 }, async () => {
+    const file = tinyNotebook(path.join(tmp, 'flood'), 'flood.ipynb', ["for (let i = 0; i < 100; i++) console.log('x'.repeat(1_000_000));", "console.log('after the flood');"]);
+    const report = await runNotebook(file, { outDir: path.join(tmp, 'flood-out'), log: () => {} });
+    assert.equal(report.status, 'ok', JSON.stringify(report.error));
+    assert.ok(fs.statSync(report.outFile!).size < 1_100_000, `the executed copy holds ${fs.statSync(report.outFile!).size} bytes`);
+    const [flood, after] = read(report.outFile!).cells;
+    assert.match(streamText(flood), /\[output truncated: the runner keeps at most 1 MB per cell \(--max-cell-output\); this cell's output past its first 1 MB was dropped\]/);
+    assert.equal(streamText(after), 'after the flood\n');
+  });
+
+  it('cuts at the notebook cap across cells, and keeps a display whole or not at all', { timeout: 900_000 }, async () => {
+    const print = "console.log('y'.repeat(60_000));";
+    const file = tinyNotebook(path.join(tmp, 'caps'), 'caps.ipynb', [print, print, "require('tslab').display.html('<b>' + 'z'.repeat(60_000) + '</b>');", "console.log('small');"]);
+    const report = await runNotebook(file, { outDir: path.join(tmp, 'caps-out'), log: () => {}, maxCellOutputBytes: 1_000_000, maxNotebookOutputBytes: 100_000 });
+    assert.equal(report.status, 'ok', JSON.stringify(report.error));
+    const cells = read(report.outFile!).cells;
+    assert.equal(streamText(cells[0]).length, 60_001, 'the first cell whole');
+    assert.match(streamText(cells[1]), /^y{39999}\n\[output truncated: the runner keeps at most 100 kB per notebook \(--max-notebook-output\)/);
+    assert.deepEqual(cells[2].outputs!.map((o) => o.output_type), ['stream'], 'the display did not fit: only the note');
+    assert.match(streamText(cells[2]), /output truncated/);
+  });
+});
+
+describe('runNotebook and the processes a cell starts', () => {
+  it('stops one that left the kernel\'s process group and session (setsid) once its shell exited', { timeout: 900_000 }, async () => {
+    const marker = `4322.${process.pid}${Date.now() % 1000}`;
+    const sleeping = (): number[] => fs.readdirSync('/proc').filter((e) => /^\d+$/.test(e)).filter((e) => {
+      try {
+        return fs.readFileSync(`/proc/${e}/cmdline`, 'utf8') === `sleep\0${marker}\0`;
+      } catch {
+        return false;
+      }
+    }).map(Number);
+    const file = tinyNotebook(path.join(tmp, 'setsid'), 'setsid.ipynb', [`require('child_process').spawnSync('sh', ['-c', 'setsid sleep ${marker} &'], { stdio: 'ignore' });`]);
+    try {
+      const report = await runNotebook(file, { outDir: path.join(tmp, 'setsid-out'), log: () => {} });
+      assert.equal(report.status, 'ok', JSON.stringify(report.error));
+      assert.deepEqual(sleeping(), [], 'the setsid sleep outlived the runner');
+    } finally {
+      for (const pid of sleeping()) process.kill(pid, 'SIGKILL');
+    }
   });
 });
 

@@ -88,7 +88,7 @@ describe('the Chinese edition', () => {
       return JSON.parse(JSON.stringify(sandbox.window.TFJS_ACCUMULATE_SEARCH)) as SearchIndex; // across realms
     };
     const zh = load('search-index.zh-CN.js');
-    assert.deepEqual(zh.pages.map((p) => [p.file, p.lang, p.tokenizer]), [['01-one.html', 'zh-CN', 'bigram']]);
+    assert.deepEqual(zh.pages.map((p) => [p.href, p.lang, p.tokenizer]), [['01-one.html', 'zh-CN', 'bigram']]);
     assert.ok(zh.entries.some((e) => e[4].includes('微批次的梯度')));
     assert.deepEqual(load('search-index.js').pages.map((p) => p.tokenizer), ['words', 'words']);
     assert.match(read('zh/search.html'), /src="\.\.\/assets\/search-index\.zh-CN\.js"[\s\S]*src="\.\.\/assets\/tokenizers\.js"[\s\S]*src="\.\.\/assets\/search\.js"/);

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { exportSite, type SiteReport } from '../../../scripts/site/exportSite';
 import { figureBundle, lineChart, PLOTLY_MIME } from '../../../src/tutorial/plot';
-import { HOSTILE, writeHostileNotebooks } from '../../fixtures/hostileNotebooks';
+import { HOSTILE, HOSTILE_HTML, REMOTE, writeHostileNotebooks } from '../../fixtures/hostileNotebooks';
 
 // Executed notebooks written here by hand, with every kind of output the exporter must handle;
 // the browser test (test/e2e/browser.e2e.ts) opens a site made from really executed ones.
@@ -49,7 +49,7 @@ before(() => {
         md(`# First notebook\nWhere the **subtitle** is.\n\n## Math\nInline $\\frac{1}{N}\\sum g_i$ and ${SCRIPT} in markdown.`),
         code('const accumulationSteps: number = 4;', [{ output_type: 'stream', name: 'stdout', text: `printed ${SCRIPT}\n` }], 2),
         code('display()', [
-          { output_type: 'display_data', data: { 'text/html': '<b id="kept">kept</b>', 'text/plain': 'kept' }, metadata: {} },
+          { output_type: 'display_data', data: { 'text/html': '<b class="tfjs-accumulate-kept">kept</b>', 'text/plain': 'kept' }, metadata: {} },
           { output_type: 'display_data', data: { 'image/png': PNG_1x1 }, metadata: {} },
           { output_type: 'display_data', data: { 'image/svg+xml': `<svg xmlns="http://www.w3.org/2000/svg">${SCRIPT}</svg>` }, metadata: {} },
           { output_type: 'display_data', ...figureBundle(figure) },
@@ -117,7 +117,7 @@ describe('exportSite', () => {
   });
 
   it('keeps HTML outputs, inlines images (SVG as an image, so it cannot run scripts)', () => {
-    assert.match(first, /<div class="output html"><b id="kept">kept<\/b><\/div>/);
+    assert.match(first, /<div class="output html"><b class="tfjs-accumulate-kept">kept<\/b><\/div><\/div>/, "kept whole, with no note");
     assert.ok(first.includes(`<img alt="Output 2 of cell 3" src="data:image/png;base64,${PNG_1x1}">`));
     assert.match(first, /<img alt="Output 3 of cell 3" src="data:image\/svg\+xml;base64,[A-Za-z0-9+/=]+">/);
   });
@@ -172,6 +172,10 @@ describe('exportSite', () => {
 });
 
 const INJECTED = /<img src=x|<script>window\.__pwned|onerror="window/;
+/** In an output's attributes, what would let it load a remote resource or cover the page. */
+const REACHES_OUT = new RegExp(`="[^"]*(?:${REMOTE.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}|image-set|url\\(|position\\s*:|z-index|skip-link|chapter-nav)|\\s(?:src|srcset|href|xlink:href|poster|id)=`);
+/** The sanitized HTML outputs of a page, each up to the note that follows it. */
+const htmlOutputs = (page: string): string[] => [...page.matchAll(/<div class="output html">([\s\S]*?)<p class="output unsupported">/g)].map((m) => m[1]);
 
 describe('exportSite with hostile notebook names and metadata', () => {
   let dir: string;
@@ -186,14 +190,36 @@ describe('exportSite with hostile notebook names and metadata', () => {
   });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  it('the check finds markup that was not escaped (negative case)', () => {
+  it('the checks find markup that was not escaped or sanitized (negative case)', () => {
     assert.match(`<a href="${HOSTILE.name}.html">x</a>`, INJECTED);
     assert.match(`<p>${HOSTILE.markup}</p>`, INJECTED);
+    for (const [name, value] of Object.entries(HOSTILE_HTML)) assert.match(value, REACHES_OUT, name);
   });
 
   it('writes every page, and no page holds the injected markup as markup', () => {
-    assert.equal(pages.length, 5, 'index, search, two chapters, the search index');
+    assert.equal(pages.length, 7, 'index, search, four chapters, the search index');
     for (const page of pages) assert.doesNotMatch(page, INJECTED);
+  });
+
+  it('keeps no remote resource, fixed or sticky box, or site class of a hostile output, and says it removed them', () => {
+    const page = pages.find((p) => p.includes('<title>Hostile outputs'))!;
+    const outputs = htmlOutputs(page);
+    assert.equal(outputs.length, Object.keys(HOSTILE_HTML).length);
+    for (const output of outputs) assert.doesNotMatch(output, REACHES_OUT);
+    assert.ok(page.includes(HOSTILE.overlayText), 'the text stays, as text');
+    const notes = page.match(/<p class="output unsupported">Parts of this HTML output were removed/g) ?? [];
+    assert.equal(notes.length, Object.keys(HOSTILE_HTML).length, 'one note per sanitized output');
+  });
+
+  it('links a page named like a javascript: URL by its encoded name everywhere, search included', () => {
+    const index = pages.find((p) => p.includes('<h2 id="contents">'))!;
+    const encoded = encodeURIComponent(`${HOSTILE.scriptName}.html`);
+    assert.ok(index.includes(`href="${encoded}"`), 'the contents');
+    const searchIndex = pages.find((p) => p.includes('TFJS_ACCUMULATE_SEARCH'))!;
+    const shipped = JSON.parse(searchIndex.slice(searchIndex.indexOf('= ') + 2).trim().replace(/;$/, '')) as { pages: { href?: string; file?: string }[] };
+    const hrefs = shipped.pages.map((p) => p.href ?? p.file ?? '');
+    assert.ok(hrefs.includes(encoded), `the search index: ${JSON.stringify(hrefs)}`);
+    assert.deepEqual(hrefs.filter((h) => /^\s*javascript:/i.test(h)), [], 'no search link is a javascript: URL');
   });
 
   it('links the hostile page by its percent-encoded name and shows the name as text', () => {
@@ -207,6 +233,6 @@ describe('exportSite with hostile notebook names and metadata', () => {
     assert.match(page, /Executed by <code>npm run notebooks<\/code>\./);
     assert.match(page, /did not run to the end: a cell failed \(&lt;img src=x onerror=&quot;window.__pwned=2&quot;&gt;\)/);
     assert.match(page, /<span class="meta">\[ \]<\/span>/);
-    assert.match(page, /<pre class="output text">the plain form<\/pre><p class="output unsupported">This HTML output is shown as text: it uses the tag &lt;script&gt;, which the site does not run\.<\/p>/);
+    assert.match(page, /<div class="output html"><b>bold<\/b><\/div><p class="output unsupported">Parts of this HTML output were removed: /);
   });
 });

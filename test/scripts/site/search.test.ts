@@ -15,7 +15,7 @@ describe('buildSearchIndex', () => {
       page('a.html', [{ kind: 'prose', section: 'intro', sectionTitle: 'Intro', text: 'Accumulate gradients' }]),
       page('b.html', [{ kind: 'code', section: 'cell-2', sectionTitle: 'Setup', text: 'const x = 1;' }, { kind: 'output', section: 'cell-2', sectionTitle: 'Setup', text: '</script>1' }]),
     ]);
-    assert.deepEqual(index.pages.map((p) => [p.file, p.lang, p.tokenizer]), [['a.html', 'en', 'words'], ['b.html', 'en', 'words']]);
+    assert.deepEqual(index.pages.map((p) => [p.href, p.lang, p.tokenizer]), [['a.html', 'en', 'words'], ['b.html', 'en', 'words']]);
     assert.deepEqual(index.entries, [[0, 'intro', 'Intro', 'prose', 'Accumulate gradients'], [1, 'cell-2', 'Setup', 'code', 'const x = 1;'], [1, 'cell-2', 'Setup', 'output', '</script>1']]);
     assert.equal(tokenizerFor('en'), 'words');
     assert.equal(tokenizerFor('zh-CN'), 'bigram');
@@ -67,5 +67,13 @@ describe('tokenizers.js', () => {
     assert.equal(T.match('bigram', '批次大小', text), null); // 1 of 3 found, 2 needed
     assert.equal(T.match('bigram', '', text), null);
     assert.ok(T.match('bigram', '累积器', text));
+  });
+});
+
+describe('the search index links', () => {
+  it('encode a page name as every other link of the site does, so a javascript: name stays a relative path', () => {
+    const index = buildSearchIndex([page('javascript:window.__pwned=5;<!--.html', [])]);
+    assert.equal(index.pages[0].href, 'javascript%3Awindow.__pwned%3D5%3B%3C!--.html');
+    assert.equal(new URL(index.pages[0].href, 'https://example.org/site/').protocol, 'https:');
   });
 });

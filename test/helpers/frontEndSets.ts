@@ -1,0 +1,74 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+// Which notebooks each front end runs in `npm test`, and why. Every chapter of both editions runs
+// once through the runner (test:notebooks: the tslab compiler and executor, every claim checked,
+// and the executed copies the site is made of), and every English chapter once under Deno
+// (test:deno: another runtime, whose Node compatibility any chapter's code can trip). The other
+// front ends run the same tslab or Deno kernel; what they add is the front end itself (a kernelspec
+// over ZeroMQ, Run All in a page, a renderer, save and reopen), which a few notebooks exercise as
+// well as all of them: the set below for each covers figures, tables, computed markdown, the
+// longest cells and both editions. docs/testing.md says what each part catches that the others
+// do not. A new chapter joins a set with one line here; `E2E_ALL_NOTEBOOKS=1` runs every
+// notebook in every front end (before a release, or when a front end changed).
+
+/** A notebook a front end runs, by its path below notebooks/, and why it is in the set. */
+export interface Choice {
+  file: string;
+  why: string;
+}
+
+/** nbconvert with the tslab kernelspec (test:jupyter), beside its passing and failing fixtures. */
+export const NBCONVERT_TSLAB: Choice[] = [
+  { file: '05-where-frameworks-slipped.ipynb', why: 'a figure and four tables through the real kernel over ZeroMQ, 22 cells' },
+  { file: 'zh/03-accumulation.ipynb', why: 'the Chinese edition: tables with translated headers and computed markdown' },
+];
+
+/** nbconvert with Deno's kernel (test:deno): every English chapter, and these Chinese ones. */
+export const NBCONVERT_DENO_ZH: Choice[] = [
+  { file: 'zh/05-where-frameworks-slipped.ipynb', why: "the Chinese display locale under Deno's Intl: figure titles and table headers (the other Chinese twins are the same programs, checked by test/scripts/translation/programTokens.test.ts)" },
+];
+
+/** Classic Notebook with Run All in Chromium (test:classic), beside the failing fixture. */
+export const CLASSIC: Choice[] = [
+  { file: '04-training-loop.ipynb', why: "the figure compared with the site's, then reopened saved and as an untrusted copy" },
+  { file: '06-batchnorm.ipynb', why: 'four figures and four tables, and the longest cells (33 s and 13 s in the runner)' },
+  { file: 'zh/05-where-frameworks-slipped.ipynb', why: 'the Chinese edition: a figure and four tables' },
+];
+
+/** JupyterLab under tslab and under Deno (test:lab), beside the late-output and failing fixtures. */
+export const LAB: Choice[] = [
+  { file: '04-training-loop.ipynb', why: "the figure compared with the site's" },
+  { file: '06-batchnorm.ipynb', why: 'four figures and four tables, the longest cells, saved and reopened unmodified' },
+  { file: 'zh/03-accumulation.ipynb', why: 'the Chinese edition: tables and computed markdown' },
+];
+
+const NOTEBOOKS = path.resolve(__dirname, '..', '..', 'notebooks');
+
+/** Every notebook below notebooks/ of the given editions ('' English, 'zh/' Chinese), sorted. */
+export function allNotebooks(editions: string[] = ['', 'zh/'], root: string = NOTEBOOKS): string[] {
+  return editions.flatMap((dir) => (fs.existsSync(path.join(root, dir)) ? fs.readdirSync(path.join(root, dir)).filter((f) => f.endsWith('.ipynb')).sort().map((f) => dir + f) : []));
+}
+
+/** A set whose notebook does not exist (renamed, removed): named, not skipped. */
+export class MissingNotebookError extends Error {
+  override name = 'MissingNotebookError';
+}
+
+/**
+ * The files of a set, each checked to exist below `root`; every notebook of both editions instead
+ * when `E2E_ALL_NOTEBOOKS=1`.
+ */
+export function notebooksOf(set: Choice[], env: NodeJS.ProcessEnv = process.env, root: string = NOTEBOOKS): string[] {
+  if (env.E2E_ALL_NOTEBOOKS === '1') return allNotebooks(['', 'zh/'], root);
+  for (const { file } of set) {
+    if (!fs.existsSync(path.join(root, file))) throw new MissingNotebookError(`test/helpers/frontEndSets.ts names ${file}, which is not in ${root}; update the set.`);
+  }
+  return set.map((c) => c.file);
+}
+
+/** Deno's notebooks: every English chapter and {@link NBCONVERT_DENO_ZH}. */
+export function denoNotebooks(env: NodeJS.ProcessEnv = process.env, root: string = NOTEBOOKS): string[] {
+  if (env.E2E_ALL_NOTEBOOKS === '1') return allNotebooks(['', 'zh/'], root);
+  return [...allNotebooks([''], root), ...notebooksOf(NBCONVERT_DENO_ZH, env, root)];
+}
