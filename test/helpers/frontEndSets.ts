@@ -22,6 +22,7 @@ export interface Choice {
 export const NBCONVERT_TSLAB: Choice[] = [
   { file: '05-where-frameworks-slipped.ipynb', why: 'a figure and four tables through the real kernel over ZeroMQ, 22 cells' },
   { file: 'zh/03-accumulation.ipynb', why: 'the Chinese edition: tables with translated headers and computed markdown' },
+  { file: '09-language-model.ipynb', why: "the language model: the tutorial's longest training cell, a loss curve and generated text through the real kernel" },
 ];
 
 /** nbconvert with Deno's kernel (test:deno): every English chapter, and these Chinese ones. */
@@ -34,6 +35,7 @@ export const CLASSIC: Choice[] = [
   { file: '04-training-loop.ipynb', why: "the figure compared with the site's, then reopened saved and as an untrusted copy" },
   { file: '06-batchnorm.ipynb', why: 'four figures and four tables, and the longest cells (33 s and 13 s in the runner)' },
   { file: 'zh/05-where-frameworks-slipped.ipynb', why: 'the Chinese edition: a figure and four tables' },
+  { file: '09-language-model.ipynb', why: 'the language model run by a reader with Run All: its training cell, loss curve and memory table' },
 ];
 
 /** JupyterLab under tslab and under Deno (test:lab), beside the late-output and failing fixtures. */
@@ -41,6 +43,7 @@ export const LAB: Choice[] = [
   { file: '04-training-loop.ipynb', why: "the figure compared with the site's" },
   { file: '06-batchnorm.ipynb', why: 'four figures and four tables, the longest cells, saved and reopened unmodified' },
   { file: 'zh/03-accumulation.ipynb', why: 'the Chinese edition: tables and computed markdown' },
+  { file: 'zh/09-language-model.ipynb', why: 'the language model in the Chinese edition, under both kernels: the other edition of the chapter the other front ends run in English' },
 ];
 
 const NOTEBOOKS = path.resolve(__dirname, '..', '..', 'notebooks');
