@@ -74,18 +74,22 @@ test('everyCoreTable: ratios to one thread and to PyTorch at every core, the ref
 
 test('warmUp: blocks of windows until the time is up, at least one, each block its median', async () => {
   let calls = 0;
-  // Windows that get faster, as V8 optimizes: 3 ms, then 1 ms from the 30th call on.
+  // A clock that only the windows move, so that no assertion depends on the machine's speed:
+  // windows that get faster, as V8 optimizes, 3 ms, then 1 ms from the 30th call on.
+  let clock = 0;
+  const now = () => clock;
   const window = async (): Promise<void> => {
     calls++;
-    const until = performance.now() + (calls < 30 ? 3 : 1);
-    while (performance.now() < until);
+    clock += calls < 30 ? 3 : 1;
   };
-  const once = await warmUp(window, 0);
+  const once = await warmUp(window, 0, now);
   assert.equal(calls, WARMUP_BLOCK, 'one block when no time is asked for');
   assert.equal(once.length, 1);
   calls = 0;
-  const curve = await warmUp(window, 0.2);
-  assert.ok(calls % WARMUP_BLOCK === 0 && curve.length === calls / WARMUP_BLOCK && curve.length >= 2, `${calls} calls, ${curve.length} blocks`);
+  const curve = await warmUp(window, 0.2, now);
+  // 200 ms: a first block of 25 x 3 ms, then blocks of (4 x 3 + 21 x 1) ms and 25 x 1 ms until 200 ms.
+  assert.deepEqual(curve, [3, 1, 1, 1, 1, 1], `${calls} calls, ${curve.length} blocks`);
+  assert.equal(calls, curve.length * WARMUP_BLOCK);
   assert.ok(curve[0] >= 2.5 && curve[curve.length - 1] < 2, `the curve shows the speed-up: ${curve.join(', ')}`);
 
   const withCurve = report();
