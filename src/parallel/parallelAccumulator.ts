@@ -133,8 +133,7 @@ export class ParallelAccumulator {
     return this.exclusive(async () => {
       const { xs, ys, transfer, bytes, samples } = checkMicroBatch(OWNER, batch, this.model);
       this.trainable.beforeMicroBatch(OWNER);
-      // A window is fixed before its first micro-batch leaves: every one sent belongs to it.
-      const { size, scale } = this.inner.openWindow(this.averaging === 'per-sample' ? samples : 1);
+      const { size, scale } = this.inner.openWindow(this.averaging === 'per-sample' ? samples : 1); // fixed before a micro-batch leaves
       const last = this.pendingMicroBatches + 1 >= size;
       const worker = this.round.next;
       this.pool.post(worker, { type: 'micro-batch', index: this.microStep, xs, ys, last, scale }, transfer);
