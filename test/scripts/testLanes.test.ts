@@ -10,6 +10,18 @@ const timed = (name: string, ms: number, code = 0): Part => ({
   name,
   command: [process.execPath, '-e', `const t=Date.now();setTimeout(()=>{console.log('${name} '+t+' '+Date.now());process.exit(${code})},${ms})`],
 });
+// A part that meets another: it leaves `name` in `dir` and waits for `other` there, so it ends
+// only if the other part runs while it waits (side by side), and fails after a ceiling of 60 s
+// that only a hang reaches. It prints its start and end as `timed` does.
+const meeting = (name: string, other: string, dir: string): Part => ({
+  name,
+  command: [
+    process.execPath,
+    '-e',
+    `const fs=require('fs'),p=require('path'),t=Date.now();fs.writeFileSync(p.join(${JSON.stringify(dir)},'${name}'),'');` +
+      `const w=setInterval(()=>{if(fs.existsSync(p.join(${JSON.stringify(dir)},'${other}'))){clearInterval(w);console.log('${name} '+t+' '+Date.now());}else if(Date.now()-t>60000){console.log('${name} never met ${other}');process.exit(1);}},10)`,
+  ],
+});
 const spans = (text: string, name: string): [number, number] => {
   const m = new RegExp(`\\] ${name} (\\d+) (\\d+)$|^${name} (\\d+) (\\d+)$`, 'm').exec(text);
   assert.ok(m, `no timing line of ${name} in:\n${text}`);
@@ -19,11 +31,15 @@ const spans = (text: string, name: string): [number, number] => {
 describe('npm test lanes (scripts/testLanes.ts)', () => {
   it('runs the lanes of a stage side by side, each lane in order, and the stages one after the other', async () => {
     let text = '';
-    const results = await runStages([[[timed('a1', 400), timed('a2', 100)], [timed('b1', 400)]], [[timed('c1', 50)]]], { cwd: process.cwd(), write: (t) => (text += t) });
+    // a1 and b1 wait for each other: both end only if the two lanes run side by side, whatever
+    // the machine's load.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lanes-'));
+    const results = await runStages([[[meeting('a1', 'b1', dir), timed('a2', 100)], [meeting('b1', 'a1', dir)]], [[timed('c1', 50)]]], { cwd: process.cwd(), write: (t) => (text += t) });
+    fs.rmSync(dir, { recursive: true, force: true });
     assert.deepEqual(results.map((r) => r.name), ['a1', 'a2', 'b1', 'c1']);
+    assert.ok(results.every((r) => r.ok), `the lanes did not run side by side:\n${text}`);
     const [a1, a2, b1, c1] = ['a1', 'a2', 'b1', 'c1'].map((n) => spans(text, n));
     assert.ok(a1[1] <= a2[0], 'a2 started before a1 ended');
-    assert.ok(b1[0] < a1[1] && a1[0] < b1[1], `the lanes did not overlap: a1 ${a1}, b1 ${b1}`);
     assert.ok(c1[0] >= Math.max(a2[1], b1[1]), 'the next stage started before the last one ended');
   });
 
