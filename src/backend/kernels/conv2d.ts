@@ -48,7 +48,7 @@ function fusedConv2dPatch(stock: KernelFn | undefined): KernelFn {
     if (!FUSED_ACTIVATIONS.includes(activation) || (activation === 'prelu' && !preluActivationWeights)) return (stock as KernelFn)(args);
     const product = conv2dCpu(backend, x as tf.TensorInfo, filter as tf.TensorInfo, attrs);
     if (!product) return (stock as KernelFn)(args);
-    return biasAndActivation(backend, product, bias, attrs, preluActivationWeights) as tf.TensorInfo;
+    return biasAndActivation('cpu', backend, product, bias, attrs, preluActivationWeights) as tf.TensorInfo;
   };
 }
 
