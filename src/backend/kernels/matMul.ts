@@ -40,18 +40,17 @@ function batchMatMulWasm(stock: KernelFn | undefined): KernelFn {
     if (a.dtype !== 'float32' || b.dtype !== 'float32') return (stock as KernelFn)(args);
     const odd = wasmOddProduct(backend, a, b, transposeA, transposeB);
     if (odd !== null) return odd;
-    const singleA = sizeOf(a.shape.slice(0, -2)) === 1;
-    const singleB = sizeOf(b.shape.slice(0, -2)) === 1;
-    if ((!transposeA && !transposeB) || !singleA || !singleB || isSmall(a, b, transposeB)) {
-      return (stock as KernelFn)(args);
-    }
+    const single = sizeOf(a.shape.slice(0, -2)) === 1 && sizeOf(b.shape.slice(0, -2)) === 1;
+    // Batches, and small transposed products, stay on the stock scalar loop.
+    if (!single || ((transposeA || transposeB) && isSmall(a, b, transposeB))) return (stock as KernelFn)(args);
     const a2 = transposeA ? transpose2d(backend, a) : null;
     // The right-hand operand is what XNNPACK packs; when it is a weight, keep its transpose.
     const b2 = transposeB ? derivedWeight(backend, b, transposeTag(b), () => transpose2d(backend, b)) : null;
+    const bCopy = b2 ? null : repackable(backend, b);
     try {
-      return runStock('BatchMatMul', 'wasm', backend, { a: a2 ?? a, b: b2 ? asTransposeOf(b2.info, b) : b }, { transposeA: false, transposeB: false });
+      return runStock('BatchMatMul', 'wasm', backend, { a: a2 ?? a, b: b2 ? asTransposeOf(b2.info, b) : (bCopy ?? b) }, { transposeA: false, transposeB: false });
     } finally {
-      disposeAll(backend, a2, b2?.owned ? b2.info : null);
+      disposeAll(backend, a2, b2?.owned ? b2.info : null, bCopy);
     }
   };
 }
@@ -102,15 +101,39 @@ function fusedMatMulWasm(stock: KernelFn | undefined): KernelFn {
       const product = (tf.getKernel('BatchMatMul', 'wasm') as tf.KernelConfig).kernelFunc({ inputs: { a, b }, backend: backend as unknown as tf.KernelBackend, attrs: { transposeA, transposeB } }) as tf.TensorInfo;
       return biasAndActivation('wasm', backend, product, bias, attrs, preluActivationWeights) as tf.TensorInfo;
     }
-    if (!transposeA && !transposeB) return (stock as KernelFn)(args);
     const a2 = transposeA ? transpose2d(backend, a) : null;
     const b2 = transposeB ? derivedWeight(backend, b, transposeTag(b), () => transpose2d(backend, b)) : null;
+    const bCopy = b2 ? null : repackable(backend, b);
+    if (!a2 && !b2 && !bCopy) return (stock as KernelFn)(args);
     try {
-      return (stock as KernelFn)({ ...args, inputs: { ...args.inputs, a: a2 ?? a, b: b2 ? asTransposeOf(b2.info, b) : b }, attrs: { ...attrs, transposeA: false, transposeB: false } });
+      return (stock as KernelFn)({ ...args, inputs: { ...args.inputs, a: a2 ?? a, b: b2 ? asTransposeOf(b2.info, b) : (bCopy ?? b) }, attrs: { ...attrs, transposeA: false, transposeB: false } });
     } finally {
-      disposeAll(backend, a2, b2?.owned ? b2.info : null);
+      disposeAll(backend, a2, b2?.owned ? b2.info : null, bCopy);
     }
   };
+}
+
+/**
+ * The `[k, n]` XNNPACK first packed each right-hand operand's data as. The stock kernel caches
+ * the packed operator by tensor id alone, so the same data multiplied again under another shape
+ * (a reshaped weight: a reshape shares the data and the id) reused the operator packed for the
+ * first shape (a 47x error in the fuzz).
+ */
+const packedShapes = new WeakMap<object, { k: number; n: number }>();
+
+/**
+ * Null when `b` may go to XNNPACK as it is; else a copy of it (an id of its own, for the caller
+ * to dispose) because XNNPACK packed its id for another shape. One WeakMap lookup per product.
+ */
+function repackable(backend: WasmBackend, b: tf.TensorInfo): tf.TensorInfo | null {
+  const k = b.shape[b.shape.length - 2];
+  const n = b.shape[b.shape.length - 1];
+  const packed = packedShapes.get(b.dataId);
+  if (packed === undefined) packedShapes.set(b.dataId, { k, n });
+  if (packed === undefined || (packed.k === k && packed.n === n)) return null;
+  const copy = backend.makeOutput(b.shape, 'float32');
+  heapF32(backend, copy).set(heapF32(backend, b));
+  return copy;
 }
 
 /** The fused activations XNNPACK applies as an output clamp (the stock wasm XNNPACK path is right for them). */

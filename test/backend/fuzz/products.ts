@@ -144,15 +144,16 @@ interface WeightCase {
 
 /**
  * `x · Wᵀ` and `dy · W` with W a trainable variable: the wasm kernels keep a transposed copy of a
- * weight while its data lives. A case multiplies, assigns new values, multiplies again, and
- * multiplies with the same data seen under another shape: a copy kept for the wrong data or
- * shape shows as a wrong second or third product.
+ * weight while its data lives (and XNNPACK an operator per right-hand tensor). A case
+ * multiplies, assigns new values, multiplies again, and multiplies with the same data seen
+ * under another shape: a copy kept for the wrong data or shape shows as a wrong later product.
  */
 export const weightProducts: Family<WeightCase> = {
   name: 'BatchMatMul and _FusedMatMul with a trainable weight (cached transposes)',
   kernels: ['BatchMatMul', '_FusedMatMul'],
   cases: fc
-    .record({ rows: fc.integer({ min: 1, max: 40 }), inputs: fc.integer({ min: 1, max: 40 }), units: fc.integer({ min: 1, max: 40 }), reshape: fc.boolean(), seed: fc.integer({ min: 1, max: 1e6 }) })
+    // Products of at least 16 Ki multiply-adds: the wasm kernels transpose (and cache) only those.
+    .record({ rows: fc.integer({ min: 16, max: 40 }), inputs: fc.integer({ min: 32, max: 64 }), units: fc.integer({ min: 32, max: 64 }), reshape: fc.boolean(), seed: fc.integer({ min: 1, max: 1e6 }) })
     .map((r) => {
       // Another factorization of units x inputs, when there is one.
       const total = r.units * r.inputs;
@@ -168,10 +169,12 @@ export const weightProducts: Family<WeightCase> = {
       const fused = tf.fused.matMul({ a: x as tf.Tensor2D, b: w as tf.Tensor2D, transposeB: true, bias: valuesTensor([c.units], c.seed + 2), activation: 'relu' });
       w.assign(valuesTensor([c.units, c.x[1]], c.seed + 3));
       const second = tf.matMul(x, w, false, true);
-      const out = [first, fused, second];
+      // W itself (no transpose): XNNPACK keeps an operator per right-hand tensor.
+      const plain = tf.matMul(valuesTensor([16, c.units], c.seed + 4), w);
+      const out = [first, fused, second, plain];
       if (c.view) {
         const seen = tf.reshape(w, c.view);
-        out.push(tf.matMul(valuesTensor([3, c.view[1]], c.seed + 4), seen, false, true));
+        out.push(tf.matMul(valuesTensor([16, c.view[1]], c.seed + 5), seen, false, true), tf.matMul(valuesTensor([16, c.view[0]], c.seed + 6), seen));
       }
       return out;
     } finally {

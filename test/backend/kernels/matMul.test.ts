@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { expectNoLeak, expectParity, PARITY_BACKENDS, randomTensor, useBackend } from '../../helpers/kernelParity';
 import { weightCacheSize } from '../../../src/backend/kernels';
 import { checkCase } from '../fuzz/harness';
-import { batchMatMul, fusedMatMul } from '../fuzz/products';
+import { batchMatMul, fusedMatMul, weightProducts } from '../fuzz/products';
 
 // Shapes are [m, k] x [k, n] before the transposes; the backward pass of a dense layer needs
 // x^T dy (transposeA) and dy W^T (transposeB).
@@ -134,4 +134,9 @@ test('_FusedMatMul on wasm: batched with a bias, small and transposed with relu 
   for (const activation of ['elu', 'sigmoid', 'leakyrelu', 'prelu'] as const) {
     await checkCase(fusedMatMul, { ...base, a: [6, 7], b: [7, 4], activation, bias: [1, 4], alpha: [1], seed: 6 });
   }
+});
+
+test('a weight multiplied again under another shape (a reshape, same data) is repacked on wasm, not the operator XNNPACK packed for the first shape', async () => {
+  // XNNPACK caches the packed right-hand operand by tensor id alone: 47x off in the fuzz.
+  await checkCase(weightProducts, { x: [19, 55], units: 35, view: [5, 385], seed: 10 });
 });
