@@ -5,7 +5,7 @@ import { nativeAvailable } from '../helpers/kernelParity';
 import * as batchNorm from './fuzz/batchNorm';
 import * as convolutions from './fuzz/convolutions';
 import * as elementwise from './fuzz/elementwise';
-import { Family, fuzz, FUZZ_SEED, FUZZ_SETS } from './fuzz/harness';
+import { Family, fuzz, FUZZ_SEED, FUZZ_SETS, uncovered } from './fuzz/harness';
 import * as pooling from './fuzz/pooling';
 import * as products from './fuzz/products';
 import * as reductions from './fuzz/reductions';
@@ -49,12 +49,6 @@ const FAMILIES: [Family<never>, number][] = [
   [batchNorm.batchNorm, 50],
   [batchNorm.batchNormGradients, 40],
 ] as unknown as [Family<never>, number][];
-
-/** The registered kernels (and gradients) no family runs. */
-export function uncovered(registered: readonly string[], families: readonly Pick<Family<never>, 'kernels'>[]): string[] {
-  const covered = new Set(families.flatMap((f) => f.kernels));
-  return [...new Set(registered)].filter((k) => !covered.has(k)).sort();
-}
 
 /** Every kernel and gradient `installFastKernels` registers, over every kernel set. */
 function registeredEverywhere(): string[] {

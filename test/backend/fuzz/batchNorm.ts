@@ -71,7 +71,7 @@ function batchNormGradientReference(c: BatchNormCase): Outputs {
   const x = v(c.x, c.seed);
   const mean = v(c.params, c.seed + 1);
   const variance = v(c.params, c.seed + 2, true);
-  const scale = c.scale ? v(c.params, c.seed + 4, true) : null;
+  const scale = v(c.params, c.seed + 4, true);
   const dy = v(c.x, c.seed + 5);
   const channels = c.x[c.x.length - 1];
   const sumDy = new Float64Array(channels);
@@ -82,14 +82,13 @@ function batchNormGradientReference(c: BatchNormCase): Outputs {
     sumDyXc[k] += dy[i] * (x[i] - mean[k]);
   }
   const s = Float64Array.from(variance, (w) => 1 / Math.sqrt(w + c.epsilon));
-  const g = (k: number) => (scale ? scale[k] : 1);
   const perChannel = (f: (k: number) => number) => ({ data: Float32Array.from({ length: channels }, (_, k) => f(k)), shape: c.params });
   return [
-    { data: dy.map((d, i) => d * g(i % channels) * s[i % channels]), shape: c.x },
-    perChannel((k) => -g(k) * s[k] * sumDy[k]),
-    perChannel((k) => -0.5 * g(k) * s[k] ** 3 * sumDyXc[k]),
-    ...(c.offset ? [perChannel((k) => sumDy[k])] : []),
-    ...(c.scale ? [perChannel((k) => s[k] * sumDyXc[k])] : []),
+    { data: dy.map((d, i) => d * scale[i % channels] * s[i % channels]), shape: c.x },
+    perChannel((k) => -scale[k] * s[k] * sumDy[k]),
+    perChannel((k) => -0.5 * scale[k] * s[k] ** 3 * sumDyXc[k]),
+    perChannel((k) => sumDy[k]),
+    perChannel((k) => s[k] * sumDyXc[k]),
   ];
 }
 
@@ -103,13 +102,11 @@ export const batchNormGradients: Family<BatchNormCase> = {
   describe,
   run: (c) => {
     const [x, mean, variance, offset, scale] = tensors(c);
-    // Differentiate with respect to the tensors the loss uses (tf.grads rejects one it does not).
-    const inputs = [x, mean, variance, ...(c.offset ? [offset] : []), ...(c.scale ? [scale] : [])];
     const loss = (...t: tf.Tensor[]) => {
-      const y = tf.batchNorm(t[0], t[1], t[2], c.offset ? t[3] : undefined, c.scale ? t[c.offset ? 4 : 3] : undefined, c.epsilon);
+      const y = tf.batchNorm(t[0], t[1], t[2], t[3], t[4], c.epsilon);
       return tf.sum(tf.mul(y, tf.tensor(randomValues(y.size, c.seed + 5), y.shape)));
     };
-    return tf.grads(loss)(inputs);
+    return tf.grads(loss)([x, mean, variance, offset, scale]);
   },
   reference: batchNormGradientReference,
   tolerance: 1e-4,

@@ -197,4 +197,8 @@ export function dim(max: number, zero = false): fc.Arbitrary<number> {
   return fc.integer({ min: zero ? 0 : 1, max });
 }
 
-export { FC_SEED };
+/** The registered kernels (and gradients) no family runs. */
+export function uncovered(registered: readonly string[], families: readonly Pick<Family<never>, 'kernels'>[]): string[] {
+  const covered = new Set(families.flatMap((f) => f.kernels));
+  return [...new Set(registered)].filter((k) => !covered.has(k)).sort();
+}

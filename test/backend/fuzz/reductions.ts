@@ -30,7 +30,8 @@ const cases: fc.Arbitrary<ReduceCase> = fc
   })
   .map((r) => {
     const rank = r.x.length;
-    // Leading axes (what the kernels take), or any subset; never an empty list (tfjs reads it as all).
+    // Leading axes (what the kernels take: as many as `pick` has trues, fewer than the rank), or
+    // any subset; never an empty list (tfjs reads it as all).
     let axes = r.leading ? [...Array(Math.max(1, r.pick.filter(Boolean).length % rank)).keys()] : [...Array(rank).keys()].filter((a) => r.pick[a]);
     if (axes.length === 0) axes = [rank - 1];
     return { x: r.x, axes: r.all ? null : axes, keepDims: r.keepDims, dtype: r.dtype, seed: r.seed };
