@@ -91,13 +91,15 @@ function fusedMatMulWasm(stock: KernelFn | undefined): KernelFn {
     const attrs = args.attrs as tf.NamedAttrMap;
     const transposeA = attrs.transposeA as boolean;
     const transposeB = attrs.transposeB as boolean;
-    if (a.dtype !== 'float32' || b.dtype !== 'float32') return (stock as KernelFn)(args);
+    const activation = (attrs.activation as string) ?? 'linear';
+    // Other dtypes, and activations the parts below do not know, get the stock kernel's own error.
+    if (a.dtype !== 'float32' || b.dtype !== 'float32' || !knownActivation(activation, preluActivationWeights)) return (stock as KernelFn)(args);
     const rb = b.shape.length;
     const n = transposeB ? b.shape[rb - 2] : b.shape[rb - 1];
     const k = transposeB ? b.shape[rb - 1] : b.shape[rb - 2];
     const single = sizeOf(a.shape.slice(0, -2)) === 1 && sizeOf(b.shape.slice(0, -2)) === 1;
     const columnBias = !bias || (bias.dtype === 'float32' && bias.shape.length === 1 && bias.shape[0] === n);
-    if (!single || k === 0 || !columnBias || !CLAMP_ACTIVATIONS.includes((attrs.activation as string) ?? 'linear')) {
+    if (!single || k === 0 || !columnBias || !CLAMP_ACTIVATIONS.includes(activation)) {
       const product = (tf.getKernel('BatchMatMul', 'wasm') as tf.KernelConfig).kernelFunc({ inputs: { a, b }, backend: backend as unknown as tf.KernelBackend, attrs: { transposeA, transposeB } }) as tf.TensorInfo;
       return biasAndActivation('wasm', backend, product, bias, attrs, preluActivationWeights) as tf.TensorInfo;
     }
@@ -236,7 +238,12 @@ export function biasAndActivation(
 }
 
 /** The fused activations {@link biasAndActivation} knows. */
-export const FUSED_ACTIVATIONS = ['linear', 'relu', 'relu6', 'elu', 'sigmoid', 'leakyrelu', 'prelu'];
+const FUSED_ACTIVATIONS = ['linear', 'relu', 'relu6', 'elu', 'sigmoid', 'leakyrelu', 'prelu'];
+
+/** Whether {@link biasAndActivation} can apply `activation` (prelu needs its weights). */
+export function knownActivation(activation: string, preluWeights: tf.TensorInfo | undefined): boolean {
+  return FUSED_ACTIVATIONS.includes(activation) && (activation !== 'prelu' || preluWeights !== undefined);
+}
 
 /** `_FusedMatMul` (dense layers with a bias and an activation) on the same cpu product. */
 function fusedMatMulCpu(stock: KernelFn | undefined): KernelFn {
@@ -245,7 +252,7 @@ function fusedMatMulCpu(stock: KernelFn | undefined): KernelFn {
     const { a, b, bias, preluActivationWeights } = args.inputs as Record<string, tf.TensorInfo | undefined>;
     const attrs = args.attrs as tf.NamedAttrMap;
     const activation = (attrs.activation as string) ?? 'linear';
-    if (!FUSED_ACTIVATIONS.includes(activation) || (activation === 'prelu' && !preluActivationWeights)) return (stock as KernelFn)(args);
+    if (!knownActivation(activation, preluActivationWeights)) return (stock as KernelFn)(args);
     const product = cpuProduct(backend, a as tf.TensorInfo, b as tf.TensorInfo, attrs.transposeA as boolean, attrs.transposeB as boolean);
     if (!product) return (stock as KernelFn)(args);
     return biasAndActivation('cpu', backend, product, bias, attrs, preluActivationWeights) as tf.TensorInfo;

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { CpuBackend } from './cpuData';
 import { notingAttrs } from './fusedGradients';
-import { biasAndActivation, FUSED_ACTIVATIONS } from './matMul';
+import { biasAndActivation, knownActivation } from './matMul';
 import { matrixOf, productShape } from './productShape';
 import { nativeAddon, sgemm } from './nativeBlas';
 import { hostOf, NativeHost } from './nativeHost';
@@ -93,7 +93,7 @@ export function nativeActivation(host: NativeHost, attrs: tf.NamedAttrMap, input
   const { bias, preluActivationWeights } = inputs;
   const inBias = columnBias(bias, columns);
   if (host.name === 'cpu') {
-    if (!FUSED_ACTIVATIONS.includes(activation) || (activation === 'prelu' && !preluActivationWeights)) return null;
+    if (!knownActivation(activation, preluActivationWeights)) return null;
     return (product) => biasAndActivation('cpu', host.backend as CpuWithDispose, product, inBias ? undefined : bias, attrs, preluActivationWeights) as tf.TensorInfo;
   }
   if ((activation !== 'linear' && activation !== 'relu') || (bias && !inBias)) return null;

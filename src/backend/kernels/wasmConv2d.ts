@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { notingAttrs } from './fusedGradients';
-import { biasAndActivation } from './matMul';
+import { biasAndActivation, knownActivation } from './matMul';
 import { KernelArgs, KernelFn, KernelPatch } from './registry';
 import { heapF32, sizeOf, WasmBackend, zerosOutput } from './wasmHeap';
 
@@ -107,11 +107,13 @@ function fusedConvolution(depthwise: boolean): (stock: KernelFn | undefined) => 
     const backend = args.backend as WasmBackend;
     const { x, filter, bias, preluActivationWeights } = args.inputs as unknown as { x: tf.TensorInfo; filter: tf.TensorInfo; bias?: tf.TensorInfo; preluActivationWeights?: tf.TensorInfo };
     const attrs = args.attrs as tf.NamedAttrMap;
-    if (x.dtype !== 'float32' || filter.dtype !== 'float32' || ((attrs.dataFormat as string | undefined) ?? 'NHWC') !== 'NHWC') return (stock as KernelFn)(args);
+    const activation = (attrs.activation as string | undefined) ?? 'linear';
+    const nhwc = ((attrs.dataFormat as string | undefined) ?? 'NHWC') === 'NHWC';
+    if (x.dtype !== 'float32' || filter.dtype !== 'float32' || !nhwc || !knownActivation(activation, preluActivationWeights)) return (stock as KernelFn)(args);
     const g = geometryOf(x, filter, attrs, depthwise);
     const empty = emptyCase(backend, x, filter, g);
     const columnBias = !bias || (bias.dtype === 'float32' && bias.shape.length === 1 && bias.shape[0] === g.outChannels);
-    if (empty === null && columnBias && CLAMP_ACTIVATIONS.includes((attrs.activation as string | undefined) ?? 'linear')) {
+    if (empty === null && columnBias && CLAMP_ACTIVATIONS.includes(activation)) {
       return throughXnnpack(stock as KernelFn, args, g);
     }
     const { strides, pad, dilations, dimRoundingMode, dataFormat } = attrs;
