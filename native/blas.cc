@@ -20,8 +20,10 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
+#include <thread>
 
 #include "args.h"
 #include "channels.h"
@@ -57,20 +59,18 @@ bool ReadArray(const Napi::CallbackInfo& info, size_t i, const char* name, Napi:
 }
 
 // True when `batch` matrices of rows x cols with leading dimension ld, `stride` apart, fit in
-// an array of `length` elements.
+// an array of `length` elements, and ld is one CBLAS accepts (at least the row length, and 1):
+// OpenBLAS reports a bad one on stderr and skips the product, leaving the output as it was.
 bool Fits(int64_t rows, int64_t cols, int64_t ld, int64_t stride, int64_t batch, int64_t length) {
+  if (ld < cols || ld < 1) return false;
   if (rows == 0 || cols == 0 || batch == 0) return true;
-  if (ld < cols) return false;
   int64_t last = (batch - 1) * stride + (rows - 1) * ld + cols;
   return last <= length;
 }
 
 Napi::Value Sgemm(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() != 16) {
-    Fail(env, "expected 16 arguments (transA, transB, m, n, k, a, lda, strideA, b, ldb, strideB, c, ldc, strideC, batch, beta)");
-    return env.Undefined();
-  }
+  if (tfjs_accumulate::WrongCount(info, kOwner, 16, "transA, transB, m, n, k, a, lda, strideA, b, ldb, strideB, c, ldc, strideC, batch, beta")) return env.Undefined();
   if (!info[0].IsBoolean() || !info[1].IsBoolean()) {
     Fail(env, "transA and transB must be booleans");
     return env.Undefined();
@@ -95,15 +95,15 @@ Napi::Value Sgemm(const Napi::CallbackInfo& info) {
   int64_t aRows = transA ? k : m, aCols = transA ? m : k;
   int64_t bRows = transB ? n : k, bCols = transB ? k : n;
   if (!Fits(aRows, aCols, lda, strideA, batch, a.ElementLength())) {
-    Fail(env, "a is too short for its matrices (or lda is below its row length)");
+    Fail(env, "a is too short for its matrices (or lda is below its row length, or 0)");
     return env.Undefined();
   }
   if (!Fits(bRows, bCols, ldb, strideB, batch, b.ElementLength())) {
-    Fail(env, "b is too short for its matrices (or ldb is below its row length)");
+    Fail(env, "b is too short for its matrices (or ldb is below its row length, or 0)");
     return env.Undefined();
   }
   if (!Fits(m, n, ldc, strideC, batch, c.ElementLength())) {
-    Fail(env, "c is too short for its matrices (or ldc is below its row length)");
+    Fail(env, "c is too short for its matrices (or ldc is below its row length, or 0)");
     return env.Undefined();
   }
   if (batch > 1 && strideC < m * ldc && m > 0 && n > 0) {
@@ -113,8 +113,7 @@ Napi::Value Sgemm(const Napi::CallbackInfo& info) {
   const float* pa = a.Data();
   const float* pb = b.Data();
   float* pc = c.Data();
-  // CBLAS requires leading dimensions of at least 1, even for empty matrices.
-  auto ld = [](int64_t v) { return static_cast<int>(v < 1 ? 1 : v); };
+  auto ld = [](int64_t v) { return static_cast<int>(v); };
   for (int64_t i = 0; i < batch; i++) {
     if (m == 0 || n == 0) break;
     cblas_sgemm(kRowMajor, transA ? kTrans : kNoTrans, transB ? kTrans : kNoTrans, static_cast<int>(m), static_cast<int>(n),
@@ -131,6 +130,7 @@ Napi::Value NullableString(Napi::Env env, const char* (*f)()) {
 
 Napi::Value Info(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
+  if (tfjs_accumulate::WrongCount(info, "info", 0, "")) return env.Undefined();
   auto getConfig = Lookup<const char* (*)()>("openblas_get_config");
   auto getCorename = Lookup<const char* (*)()>("openblas_get_corename");
   auto getThreads = Lookup<int (*)()>("openblas_get_num_threads");
@@ -148,8 +148,13 @@ Napi::Value Info(const Napi::CallbackInfo& info) {
 Napi::Value SetThreads(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   int64_t n;
-  if (info.Length() != 1 || !ReadInt(info, 0, "threads", &n) || n < 1) {
-    if (!env.IsExceptionPending()) Fail(env, "setThreads takes one positive integer");
+  const char* owner = "setThreads";
+  if (tfjs_accumulate::WrongCount(info, owner, 1, "threads") || !tfjs_accumulate::ReadInt(info, 0, owner, "threads", &n)) return env.Undefined();
+  // Never more threads than cores (the library's rule, checkNativeThreads), and never a count
+  // OpenBLAS would try to start threads for.
+  const int64_t cores = std::max<int64_t>(1, std::thread::hardware_concurrency());
+  if (n < 1 || n > cores) {
+    tfjs_accumulate::Fail(env, owner, "threads must be an integer from 1 to " + std::to_string(cores) + " (this machine's cores)");
     return env.Undefined();
   }
   auto setThreads = Lookup<void (*)(int)>("openblas_set_num_threads");

@@ -31,8 +31,9 @@ bool CheckLength(Napi::Env env, const char* owner, const char* name, const Napi:
 Napi::Value ChannelSums(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const char* owner = "channelSums";
-  if (info.Length() != 5 || !info[4].IsNumber()) {
-    Fail(env, owner, "expected 5 arguments (x, rows, cols, out, scale), scale a number");
+  if (WrongCount(info, owner, 5, "x, rows, cols, out, scale")) return env.Undefined();
+  if (!info[4].IsNumber()) {
+    Fail(env, owner, "scale must be a number");
     return env.Undefined();
   }
   Napi::Float32Array x, out;
@@ -68,8 +69,9 @@ void Broadcast(const float* __restrict full, int64_t rows, int64_t cols, const f
 Napi::Value ChannelBinary(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const char* owner = "channelBinary";
-  if (info.Length() != 7 || !info[6].IsBoolean()) {
-    Fail(env, owner, "expected 7 arguments (op, full, rows, cols, perChannel, out, channelFirst), channelFirst a boolean");
+  if (WrongCount(info, owner, 7, "op, full, rows, cols, perChannel, out, channelFirst")) return env.Undefined();
+  if (!info[6].IsBoolean()) {
+    Fail(env, owner, "channelFirst must be a boolean");
     return env.Undefined();
   }
   int64_t op, rows, cols;

@@ -52,7 +52,10 @@ bool ReadGeometry(const Napi::CallbackInfo& info, size_t i, const char* owner, G
   Napi::Array a = info[i].As<Napi::Array>();
   int64_t v[14];
   for (uint32_t j = 0; j < 14; j++) {
-    if (!ReadIntValue(info.Env(), a.Get(j), owner, std::string("geometry.") + kNames[j], &v[j])) return false;
+    // An element may be a getter that throws: stop there, with its exception pending.
+    Napi::Value element = a.Get(j);
+    if (info.Env().IsExceptionPending()) return false;
+    if (!ReadIntValue(info.Env(), element, owner, std::string("geometry.") + kNames[j], &v[j])) return false;
   }
   *g = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13]};
   if (g->kh < 1 || g->kw < 1 || g->sh < 1 || g->sw < 1 || g->dh < 1 || g->dw < 1) {
@@ -193,10 +196,7 @@ void Col2im(const float* cols, const Geometry& g, int64_t rowStart, int64_t rowC
 Napi::Value Im2colCall(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const char* owner = "im2col";
-  if (info.Length() != 5) {
-    Fail(env, owner, "expected 5 arguments (x, geometry, rowStart, rowCount, dst)");
-    return env.Undefined();
-  }
+  if (WrongCount(info, owner, 5, "x, geometry, rowStart, rowCount, dst")) return env.Undefined();
   Geometry g;
   int64_t rowStart, rowCount;
   Napi::Float32Array dst, x;
@@ -208,8 +208,9 @@ Napi::Value Im2colCall(const Napi::CallbackInfo& info) {
 Napi::Value Col2imCall(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const char* owner = "col2im";
-  if (info.Length() != 6 || !info[5].IsBoolean()) {
-    Fail(env, owner, "expected 6 arguments (cols, geometry, rowStart, rowCount, dx, zero), zero a boolean");
+  if (WrongCount(info, owner, 6, "cols, geometry, rowStart, rowCount, dx, zero")) return env.Undefined();
+  if (!info[5].IsBoolean()) {
+    Fail(env, owner, "zero must be a boolean");
     return env.Undefined();
   }
   Geometry g;

@@ -70,16 +70,28 @@ export async function values(fn: () => tf.Tensor | tf.Tensor[]): Promise<{ data:
   return result;
 }
 
-/** Largest absolute difference divided by the reference's largest magnitude. */
-export function relativeError(actual: Float32Array, expected: Float32Array): number {
+/**
+ * Largest absolute difference divided by the reference's largest finite magnitude (or by
+ * `scaleFloor` when that is larger: the inputs' magnitude, for a sum that cancels). Values that
+ * are not finite must match exactly, position by position: a NaN where the reference has a NaN,
+ * the same infinity where it has one; anything else there, or a length that differs, is
+ * Infinity. (A NaN shared at one position says nothing about the others.)
+ */
+export function relativeError(actual: Float32Array, expected: Float32Array, scaleFloor = 0): number {
+  if (actual.length !== expected.length) return Infinity;
   let diff = 0;
   let scale = 0;
   for (let i = 0; i < expected.length; i++) {
-    const d = Math.abs(actual[i] - expected[i]);
-    if (Number.isNaN(d)) return Number.isNaN(actual[i]) && Number.isNaN(expected[i]) ? 0 : Infinity;
-    diff = Math.max(diff, d);
-    scale = Math.max(scale, Math.abs(expected[i]));
+    const a = actual[i];
+    const e = expected[i];
+    if (!Number.isFinite(e) || !Number.isFinite(a)) {
+      if (Number.isNaN(e) ? Number.isNaN(a) : a === e) continue;
+      return Infinity;
+    }
+    diff = Math.max(diff, Math.abs(a - e));
+    scale = Math.max(scale, Math.abs(e));
   }
+  scale = Math.max(scale, scaleFloor);
   return scale === 0 ? diff : diff / scale;
 }
 
@@ -124,4 +136,16 @@ export async function expectNoLeak(label: string, fn: () => void | Promise<void>
 /** A tensor from deterministic values. */
 export function randomTensor(shape: number[], seed: number): tf.Tensor {
   return tf.tensor(randomValues(shape.reduce((a, b) => a * b, 1), seed), shape);
+}
+
+/**
+ * Leaves freed tensors full of `value` on the wasm heap (sizes 1 to 4 Ki floats), so that a kernel
+ * that returns an output it never wrote shows `value` instead of the zeros a fresh heap often
+ * holds. Switches to wasm with the project's kernels for `set`.
+ */
+export async function dirtyWasmHeap(set: 'wasm' | 'native', value = 7.25): Promise<void> {
+  await useBackend(set, true);
+  const garbage: tf.Tensor[] = [];
+  for (let size = 1; size <= 4096; size *= 2) garbage.push(tf.fill([size + 3], value), tf.fill([size], value));
+  tf.dispose(garbage);
 }

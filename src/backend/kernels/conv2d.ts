@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import { CpuBackend, cpuValues } from './cpuData';
 import { gemm, transposeInto } from './gemm';
 import { forwardGeometry, im2col } from './im2col';
-import { biasAndActivation, FUSED_ACTIVATIONS } from './matMul';
+import { biasAndActivation, knownActivation } from './matMul';
 import { notingAttrs } from './fusedGradients';
 import { KernelArgs, KernelFn, KernelPatch } from './registry';
 
@@ -45,10 +45,10 @@ function fusedConv2dPatch(stock: KernelFn | undefined): KernelFn {
     const { x, filter, bias, preluActivationWeights } = args.inputs as Record<string, tf.TensorInfo | undefined>;
     const attrs = args.attrs as tf.NamedAttrMap;
     const activation = (attrs.activation as string) ?? 'linear';
-    if (!FUSED_ACTIVATIONS.includes(activation) || (activation === 'prelu' && !preluActivationWeights)) return (stock as KernelFn)(args);
+    if (!knownActivation(activation, preluActivationWeights)) return (stock as KernelFn)(args);
     const product = conv2dCpu(backend, x as tf.TensorInfo, filter as tf.TensorInfo, attrs);
     if (!product) return (stock as KernelFn)(args);
-    return biasAndActivation(backend, product, bias, attrs, preluActivationWeights) as tf.TensorInfo;
+    return biasAndActivation('cpu', backend, product, bias, attrs, preluActivationWeights) as tf.TensorInfo;
   };
 }
 

@@ -3,7 +3,7 @@ import { CpuBackend, cpuValues } from './cpuData';
 import { gemm, transposeInto } from './gemm';
 import { im2col } from './im2col';
 import { KernelArgs, KernelFn, KernelPatch } from './registry';
-import { disposeAll, heapF32, runStock, WasmBackend } from './wasmHeap';
+import { disposeAll, heapF32, runStock, sizeOf, WasmBackend, zerosOutput } from './wasmHeap';
 
 /**
  * The filter gradient of a 2-D convolution, `dW[kh, kw, ci, co] = Σ_{n, oh, ow}
@@ -53,6 +53,8 @@ function conv2dBackpropFilterWasm(stock: KernelFn | undefined): KernelFn {
       throw new Error(`tfjs-accumulate: Conv2DBackpropFilter on wasm supports float32 NHWC only; got dataFormat ${attrs.dataFormat}.`);
     }
     const g = geometry(x, dy, attrs);
+    // No output pixel (an empty batch): the sum is empty and the gradient zero.
+    if (sizeOf(dy.shape) === 0 || sizeOf(x.shape) === 0) return zerosOutput(backend, attrs.filterShape);
     if (g.inChannels === 1) return singleChannel(backend, x, dy, g);
     const { filterHeight: kh, filterWidth: kw, inChannels: ci, outChannels: co } = g;
     const top = g.padInfo.top;

@@ -3,7 +3,7 @@ import { KernelArgs, KernelFn, KernelPatch } from './registry';
 import { CpuBackend, cpuValues } from './cpuData';
 import { gemm } from './gemm';
 import { col2im } from './im2col';
-import { disposeAll, heapF32, runStock, sizeOf, WasmBackend } from './wasmHeap';
+import { disposeAll, heapF32, runStock, sizeOf, WasmBackend, zerosOutput } from './wasmHeap';
 import { derivedWeight } from './weightCache';
 
 /**
@@ -16,9 +16,17 @@ import { derivedWeight } from './weightCache';
  * and columns of `dy` first. The stock wasm kernel is a scalar loop; this runs XNNPACK's
  * convolution, and the flipped filter is cached per weight so XNNPACK packs it once per update.
  *
- * Cases it does not cover (NCHW, padding larger than the filter) go to the stock kernel.
+ * Padding larger than the filter (which that convolution cannot express) runs as the cpu
+ * kernel's product and col2im on the heap; NCHW and other dtypes go to the stock kernel. The
+ * stock kernel is never handed a float32 NHWC case: it recomputes the output size from the
+ * attributes, which tfjs's gradient passes without `dimRoundingMode`, so with a rounded numeric
+ * pad it read `dy` with the wrong row length.
  */
-/** The inputs and geometry both backends need; null for what goes to the stock kernel (NCHW, non-float32). */
+/**
+ * The inputs and geometry both backends need, the output size taken from `dy` (tfjs may have
+ * rounded it, and its gradient does not pass the rounding on); null for what goes to the stock
+ * kernel (NCHW, non-float32).
+ */
 function planBackpropInput(args: KernelArgs): { dy: tf.TensorInfo; filter: tf.TensorInfo; g: tf.backend_util.Conv2DInfo } | null {
   const { dy, filter } = args.inputs as { dy: tf.TensorInfo; filter: tf.TensorInfo };
   const attrs = args.attrs as unknown as tf.Conv2DBackpropInputAttrs;
@@ -33,18 +41,29 @@ function planBackpropInput(args: KernelArgs): { dy: tf.TensorInfo; filter: tf.Te
     false,
     'channelsLast',
   );
-  return { dy, filter, g };
+  return { dy, filter, g: { ...g, outHeight: dy.shape[1], outWidth: dy.shape[2] } };
+}
+
+/** `dx = col2im(dy · Wᵀ)` in the register-blocked JS product: the filter [kh, kw, ci, co] read as a (kh·kw·ci) x co matrix is already the transposed operand gemm wants. */
+function productAndCol2im(dy: Float32Array, filter: Float32Array, g: tf.backend_util.Conv2DInfo, dx: Float32Array): void {
+  const rows = g.batchSize * g.outHeight * g.outWidth;
+  const depth = g.filterHeight * g.filterWidth * g.inChannels;
+  const cols = new Float32Array(rows * depth);
+  gemm(dy, 0, filter, 0, cols, 0, rows, g.outChannels, depth);
+  col2im(cols, g, dx);
 }
 
 function conv2dBackpropInputWasm(stock: KernelFn | undefined): KernelFn {
   return (args: KernelArgs) => {
     const backend = args.backend as WasmBackend;
-    const fallback = () => (stock as KernelFn)(args);
     const plan = planBackpropInput(args);
-    if (plan === null) return fallback();
+    if (plan === null) return (stock as KernelFn)(args);
     const { dy, filter, g } = plan;
     const [kh, kw, ci] = filter.shape;
     const [n, outH, outW] = dy.shape;
+    if (sizeOf(g.inShape) === 0) return backend.makeOutput(g.inShape, 'float32');
+    // Nothing to sum (no output pixel, or no output channel): the gradient is zero.
+    if (sizeOf(dy.shape) === 0 || sizeOf(filter.shape) === 0) return zerosOutput(backend, g.inShape);
     const { strideHeight: sh, strideWidth: sw, inHeight, inWidth } = g;
     const dilatedH = (outH - 1) * sh + 1;
     const dilatedW = (outW - 1) * sw + 1;
@@ -52,10 +71,14 @@ function conv2dBackpropInputWasm(stock: KernelFn | undefined): KernelFn {
     const left = kw - 1 - g.padInfo.left;
     const bottom = inHeight + kh - 1 - dilatedH - top;
     const right = inWidth + kw - 1 - dilatedW - left;
-    if (top < 0 || left < 0 || bottom < 0 || right < 0) return fallback();
-    if (ci === 1) return singleInputChannel(backend, dy, filter, { ...g, outHeight: outH, outWidth: outW });
+    if (top < 0 || left < 0 || bottom < 0 || right < 0) {
+      const dx = backend.makeOutput(g.inShape, 'float32');
+      productAndCol2im(heapF32(backend, dy), heapF32(backend, filter), g, heapF32(backend, dx));
+      return dx;
+    }
+    if (ci === 1) return singleInputChannel(backend, dy, filter, g);
 
-    const flipped = derivedWeight(backend, filter, 'conv2dBackpropInput.flipped', () => flipFilter(backend, filter));
+    const flipped = derivedWeight(backend, filter, shapeTag('conv2dBackpropInput.flipped', filter), () => flipFilter(backend, filter));
     const dilated = sh === 1 && sw === 1 ? null : dilate(backend, dy, sh, sw, dilatedH, dilatedW);
     try {
       const dx = runStock('Conv2D', 'wasm', backend, { x: dilated ?? dy, filter: flipped.info }, {
@@ -82,7 +105,7 @@ function conv2dBackpropInputWasm(stock: KernelFn | undefined): KernelFn {
 function singleInputChannel(backend: WasmBackend, dy: tf.TensorInfo, filter: tf.TensorInfo, g: tf.backend_util.Conv2DInfo): tf.TensorInfo {
   const [kh, kw, , co] = filter.shape;
   const rows = g.batchSize * g.outHeight * g.outWidth;
-  const filterT = derivedWeight(backend, filter, 'conv2dBackpropInput.transposed', () => {
+  const filterT = derivedWeight(backend, filter, shapeTag('conv2dBackpropInput.transposed', filter), () => {
     const t = runStock('Transpose', 'wasm', backend, { x: { dataId: filter.dataId, shape: [kh * kw, co], dtype: 'float32' } }, { perm: [1, 0] });
     t.shape = [1, co, kh * kw];
     return t;
@@ -129,6 +152,15 @@ function gatherOneChannel(cols: Float32Array, g: tf.backend_util.Conv2DInfo, dx:
       }
     }
   }
+}
+
+/**
+ * A cache tag with the filter's shape in it: the same weight data can reach this kernel under
+ * several shapes (a reshape shares it), and a flip or transpose made for one shape is another
+ * tensor's layout, or another size, for the next.
+ */
+function shapeTag(tag: string, filter: tf.TensorInfo): string {
+  return `${tag}:${filter.shape.join('x')}`;
 }
 
 /** `W'[a, b, o, c] = W[kh−1−a, kw−1−b, c, o]`: the filter of the transposed convolution. */
@@ -178,14 +210,8 @@ function conv2dBackpropInputCpu(stock: KernelFn | undefined): KernelFn {
     const plan = planBackpropInput(args);
     if (plan === null) return (stock as KernelFn)(args);
     const { dy, filter, g } = plan;
-    // tfjs may round the output size; the gradient uses the size dy actually has.
-    const geometry = { ...g, outHeight: dy.shape[1], outWidth: dy.shape[2] };
-    const rows = geometry.batchSize * geometry.outHeight * geometry.outWidth;
-    const depth = g.filterHeight * g.filterWidth * g.inChannels;
-    const cols = new Float32Array(rows * depth);
-    gemm(cpuValues(backend, dy), 0, cpuValues(backend, filter), 0, cols, 0, rows, g.outChannels, depth);
     const dx = new Float32Array(sizeOf(g.inShape));
-    col2im(cols, geometry, dx);
+    productAndCol2im(cpuValues(backend, dy), cpuValues(backend, filter), g, dx);
     return backend.makeTensorInfo(g.inShape, 'float32', dx);
   };
 }

@@ -79,12 +79,17 @@ export function depthwiseInputGradLoops(dy: Float32Array, filter: Float32Array, 
   for (let i = 0; i < dx.length; i++) dx[i] = acc[i];
 }
 
-function filterGeometry(x: tf.TensorInfo, attrs: tf.DepthwiseConv2dNativeBackpropFilterAttrs): Geometry {
-  return tf.backend_util.computeConv2DInfo(x.shape as [number, number, number, number], attrs.filterShape, attrs.strides, attrs.dilations, attrs.pad, attrs.dimRoundingMode, true);
+/** The geometry, with the output size taken from `dy` (what the forward pass had, whatever the rounding). */
+function withOutputOf(g: Geometry, dy: tf.TensorInfo): Geometry {
+  return { ...g, outHeight: dy.shape[1], outWidth: dy.shape[2] };
 }
 
-function inputGeometry(filter: tf.TensorInfo, attrs: tf.DepthwiseConv2dNativeBackpropInputAttrs): Geometry {
-  return tf.backend_util.computeConv2DInfo(attrs.inputShape, filter.shape as [number, number, number, number], attrs.strides, attrs.dilations, attrs.pad, attrs.dimRoundingMode, true);
+function filterGeometry(x: tf.TensorInfo, dy: tf.TensorInfo, attrs: tf.DepthwiseConv2dNativeBackpropFilterAttrs): Geometry {
+  return withOutputOf(tf.backend_util.computeConv2DInfo(x.shape as [number, number, number, number], attrs.filterShape, attrs.strides, attrs.dilations, attrs.pad, attrs.dimRoundingMode, true), dy);
+}
+
+function inputGeometry(filter: tf.TensorInfo, dy: tf.TensorInfo, attrs: tf.DepthwiseConv2dNativeBackpropInputAttrs): Geometry {
+  return withOutputOf(tf.backend_util.computeConv2DInfo(attrs.inputShape, filter.shape as [number, number, number, number], attrs.strides, attrs.dilations, attrs.pad, attrs.dimRoundingMode, true), dy);
 }
 
 type Reader = (t: tf.TensorInfo) => Float32Array;
@@ -92,7 +97,7 @@ type Reader = (t: tf.TensorInfo) => Float32Array;
 function filterGrad(read: Reader, args: KernelArgs): { values: Float32Array; shape: number[] } {
   const { x, dy } = args.inputs as { x: tf.TensorInfo; dy: tf.TensorInfo };
   const attrs = args.attrs as unknown as tf.DepthwiseConv2dNativeBackpropFilterAttrs;
-  return { values: depthwiseFilterGradLoops(read(x), read(dy), filterGeometry(x, attrs)), shape: attrs.filterShape };
+  return { values: depthwiseFilterGradLoops(read(x), read(dy), filterGeometry(x, dy, attrs)), shape: attrs.filterShape };
 }
 
 function isFloat(args: KernelArgs): boolean {
@@ -126,7 +131,7 @@ function inputGradWasm(stock: KernelFn | undefined): KernelFn {
     const { dy, filter } = args.inputs as { dy: tf.TensorInfo; filter: tf.TensorInfo };
     const attrs = args.attrs as unknown as tf.DepthwiseConv2dNativeBackpropInputAttrs;
     const out = backend.makeOutput(attrs.inputShape, 'float32');
-    depthwiseInputGradLoops(heapF32(backend, dy), heapF32(backend, filter), inputGeometry(filter, attrs), heapF32(backend, out));
+    depthwiseInputGradLoops(heapF32(backend, dy), heapF32(backend, filter), inputGeometry(filter, dy, attrs), heapF32(backend, out));
     return out;
   };
 }
@@ -138,7 +143,7 @@ function inputGradCpu(stock: KernelFn | undefined): KernelFn {
     const { dy, filter } = args.inputs as { dy: tf.TensorInfo; filter: tf.TensorInfo };
     const attrs = args.attrs as unknown as tf.DepthwiseConv2dNativeBackpropInputAttrs;
     const dx = new Float32Array(sizeOf(attrs.inputShape));
-    depthwiseInputGradLoops(cpuValues(backend, dy), cpuValues(backend, filter), inputGeometry(filter, attrs), dx);
+    depthwiseInputGradLoops(cpuValues(backend, dy), cpuValues(backend, filter), inputGeometry(filter, dy, attrs), dx);
     return backend.makeTensorInfo(attrs.inputShape, 'float32', dx);
   };
 }

@@ -28,6 +28,8 @@ import {
   uninstallKernels,
 } from './registry';
 import { tilePatches } from './tile';
+import { wasmConv2dPatches } from './wasmConv2d';
+import { wasmPoolPatches } from './wasmPool';
 import { clearWeightCache } from './weightCache';
 
 /**
@@ -69,10 +71,12 @@ const nativePatchesOf = (backendName: 'wasm' | 'cpu'): KernelPatch[] => (nativeC
 const ALL_PATCHES: KernelPatch[] = [
   ...matMulPatches,
   ...conv2dPatches,
+  ...wasmConv2dPatches,
   ...conv2dBackpropFilterPatches,
   ...conv2dBackpropInputPatches,
   ...depthwiseConv2dGradPatches,
   ...maxPoolGradPatches,
+  ...wasmPoolPatches,
   ...tilePatches,
   ...batchNormPatches,
   ...batchNormGradPatches,

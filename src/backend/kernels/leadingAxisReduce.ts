@@ -71,8 +71,27 @@ function store(acc: Float64Array, rows: number, mean: boolean, dst: Float32Array
   return dst;
 }
 
+/**
+ * `Sum` or `Mean` of an empty tensor on wasm: zeros, as on stock cpu (whose mean is a sum of
+ * `x / n`). The stock wasm kernels allocate the output and never write it when the input is
+ * empty (tfjs-backend-wasm 4.22): a sum over an empty axis returned whatever a freed tensor
+ * left there, and a mean over one could trap.
+ */
+function emptyReduction(backend: WasmBackend, args: KernelArgs, mean: boolean): tf.TensorInfo {
+  const { x } = args.inputs as { x: tf.TensorInfo };
+  const { axis, keepDims } = args.attrs as unknown as tf.SumAttrs;
+  const axes = tf.util.parseAxisParam(axis, x.shape);
+  const [outShape] = tf.backend_util.computeOutAndReduceShapes(x.shape, axes);
+  const dtype: tf.DataType = mean ? 'float32' : x.dtype === 'bool' ? 'int32' : x.dtype;
+  const out = backend.makeOutput(keepDims ? tf.backend_util.expandShapeToKeepDim(outShape, axes) : outShape, dtype);
+  (backend as WasmBackend & { typedArrayFromHeap(t: tf.TensorInfo): Float32Array | Int32Array }).typedArrayFromHeap(out).fill(0);
+  return out;
+}
+
 function reduceWasm(mean: boolean): (stock: KernelFn | undefined) => KernelFn {
   return (stock) => (args: KernelArgs) => {
+    const { x } = args.inputs as { x: tf.TensorInfo };
+    if (sizeOf(x.shape) === 0) return emptyReduction(args.backend as WasmBackend, args, mean);
     const p = leadingAxisPlan(args);
     if (p === null) return (stock as KernelFn)(args);
     const backend = args.backend as WasmBackend;

@@ -1,9 +1,9 @@
 import * as tf from '@tensorflow/tfjs';
 import { CpuBackend, cpuValues } from './cpuData';
 import { notingAttrs } from './fusedGradients';
-import { gemm, transposeInto } from './gemm';
+import { productInto, productShape } from './productShape';
 import { KernelArgs, KernelFn, KernelPatch } from './registry';
-import { disposeAll, runStock, sizeOf, WasmBackend } from './wasmHeap';
+import { disposeAll, heapF32, runStock, sizeOf, WasmBackend } from './wasmHeap';
 import { derivedWeight } from './weightCache';
 
 /**
@@ -37,51 +37,109 @@ function batchMatMulWasm(stock: KernelFn | undefined): KernelFn {
     const backend = args.backend as WasmBackend;
     const { a, b } = args.inputs as { a: tf.TensorInfo; b: tf.TensorInfo };
     const { transposeA, transposeB } = args.attrs as unknown as tf.BatchMatMulAttrs;
-    const singleA = sizeOf(a.shape.slice(0, -2)) === 1;
-    const singleB = sizeOf(b.shape.slice(0, -2)) === 1;
-    if ((!transposeA && !transposeB) || !singleA || !singleB || a.dtype !== 'float32' || b.dtype !== 'float32' || isSmall(a, b, transposeB)) {
-      return (stock as KernelFn)(args);
-    }
+    if (a.dtype !== 'float32' || b.dtype !== 'float32') return (stock as KernelFn)(args);
+    const odd = wasmOddProduct(backend, a, b, transposeA, transposeB);
+    if (odd !== null) return odd;
+    const single = sizeOf(a.shape.slice(0, -2)) === 1 && sizeOf(b.shape.slice(0, -2)) === 1;
+    // Batches, and small transposed products, stay on the stock scalar loop.
+    if (!single || ((transposeA || transposeB) && isSmall(a, b, transposeB))) return (stock as KernelFn)(args);
     const a2 = transposeA ? transpose2d(backend, a) : null;
     // The right-hand operand is what XNNPACK packs; when it is a weight, keep its transpose.
     const b2 = transposeB ? derivedWeight(backend, b, transposeTag(b), () => transpose2d(backend, b)) : null;
+    const bCopy = b2 ? null : repackable(backend, b);
     try {
-      return runStock('BatchMatMul', 'wasm', backend, { a: a2 ?? a, b: b2 ? asTransposeOf(b2.info, b) : b }, { transposeA: false, transposeB: false });
+      return runStock('BatchMatMul', 'wasm', backend, { a: a2 ?? a, b: b2 ? asTransposeOf(b2.info, b) : (bCopy ?? b) }, { transposeA: false, transposeB: false });
     } finally {
-      disposeAll(backend, a2, b2?.owned ? b2.info : null);
+      disposeAll(backend, a2, b2?.owned ? b2.info : null, bCopy);
     }
   };
 }
 
 /**
- * `_FusedMatMul` (a product with bias and activation) with a transposed operand on wasm: the
- * same explicit transpose, then the stock kernel's XNNPACK path.
+ * The products the stock wasm kernel gets wrong, computed in JS on the heap: an empty operand
+ * (`k = 0`: XNNPACK refuses the operator and leaves the output as a freed tensor left it, where
+ * it must be zeros; a batch of no matrices traps with "remainder by zero") and batch axes that
+ * broadcast out of order (`[1, 3]` against `[3, 1]`, where it multiplies only three of nine
+ * pairs). Null for everything else, after O(rank) checks.
+ */
+export function wasmOddProduct(backend: WasmBackend, a: tf.TensorInfo, b: tf.TensorInfo, transposeA: boolean, transposeB: boolean): tf.TensorInfo | null {
+  if (a.shape.length <= 3 && b.shape.length <= 3 && sizeOf(a.shape) !== 0 && sizeOf(b.shape) !== 0) return null;
+  const shape = productShape(a, b, transposeA, transposeB);
+  if (shape === null || (sizeOf(a.shape) !== 0 && sizeOf(b.shape) !== 0 && shape.pairs === null)) return null;
+  const out = backend.makeOutput([...shape.outer, shape.m, shape.n], 'float32');
+  productInto(heapF32(backend, a), heapF32(backend, b), heapF32(backend, out), shape, transposeA, transposeB);
+  return out;
+}
+
+/**
+ * `_FusedMatMul` (a product with bias and activation) on wasm.
  *
- * Note: besides being slow, the stock scalar path reads a 1-D bias at the flat output index
- * (clamped to the bias length) instead of the column, so in tfjs-backend-wasm 4.22 a transposed
- * fused product with a bias is wrong from its second row on. Single matrices avoid that path
- * here; batched transposed products with a bias still reach it.
+ * The stock kernel is right only on its XNNPACK path: single matrices, no transpose, a bias of
+ * one value per column, and an activation XNNPACK applies as a clamp (linear, relu, relu6).
+ * Elsewhere tfjs-backend-wasm 4.22 runs a scalar loop that reads a 1-D bias at the flat output
+ * index instead of the column (every row after the first is wrong, batched products too), adds
+ * the bias and clamps once per block of 48 of the reduction instead of once, and leaves prelu,
+ * leakyrelu, sigmoid and elu to code paths that do not apply them; an empty reduction (k = 0)
+ * leaves the output unwritten. So a transposed operand is transposed explicitly (a weight's
+ * transpose cached while it lives) to reach the XNNPACK path, and anything else is computed in
+ * parts: the product (the registered BatchMatMul), then the bias and activation kernels.
  */
 function fusedMatMulWasm(stock: KernelFn | undefined): KernelFn {
   return (args: KernelArgs) => {
     const backend = args.backend as WasmBackend;
-    const { a, b } = args.inputs as { a: tf.TensorInfo; b: tf.TensorInfo };
+    const { a, b, bias, preluActivationWeights } = args.inputs as unknown as { a: tf.TensorInfo; b: tf.TensorInfo; bias?: tf.TensorInfo; preluActivationWeights?: tf.TensorInfo };
     const attrs = args.attrs as tf.NamedAttrMap;
     const transposeA = attrs.transposeA as boolean;
     const transposeB = attrs.transposeB as boolean;
+    const activation = (attrs.activation as string) ?? 'linear';
+    // Other dtypes, and activations the parts below do not know, get the stock kernel's own error.
+    if (a.dtype !== 'float32' || b.dtype !== 'float32' || !knownActivation(activation, preluActivationWeights)) return (stock as KernelFn)(args);
+    const rb = b.shape.length;
+    const n = transposeB ? b.shape[rb - 2] : b.shape[rb - 1];
+    const k = transposeB ? b.shape[rb - 1] : b.shape[rb - 2];
     const single = sizeOf(a.shape.slice(0, -2)) === 1 && sizeOf(b.shape.slice(0, -2)) === 1;
-    // Small products stay on the stock path, except with a bias, which that path misplaces.
-    const small = isSmall(a, b, transposeB) && !args.inputs.bias;
-    if ((!transposeA && !transposeB) || !single || small || a.dtype !== 'float32' || b.dtype !== 'float32') return (stock as KernelFn)(args);
+    const columnBias = !bias || (bias.dtype === 'float32' && bias.shape.length === 1 && bias.shape[0] === n);
+    if (!single || k === 0 || !columnBias || !CLAMP_ACTIVATIONS.includes(activation)) {
+      const product = (tf.getKernel('BatchMatMul', 'wasm') as tf.KernelConfig).kernelFunc({ inputs: { a, b }, backend: backend as unknown as tf.KernelBackend, attrs: { transposeA, transposeB } }) as tf.TensorInfo;
+      return biasAndActivation('wasm', backend, product, bias, attrs, preluActivationWeights) as tf.TensorInfo;
+    }
     const a2 = transposeA ? transpose2d(backend, a) : null;
     const b2 = transposeB ? derivedWeight(backend, b, transposeTag(b), () => transpose2d(backend, b)) : null;
+    const bCopy = b2 ? null : repackable(backend, b);
+    if (!a2 && !b2 && !bCopy) return (stock as KernelFn)(args);
     try {
-      return (stock as KernelFn)({ ...args, inputs: { ...args.inputs, a: a2 ?? a, b: b2 ? asTransposeOf(b2.info, b) : b }, attrs: { ...attrs, transposeA: false, transposeB: false } });
+      return (stock as KernelFn)({ ...args, inputs: { ...args.inputs, a: a2 ?? a, b: b2 ? asTransposeOf(b2.info, b) : (bCopy ?? b) }, attrs: { ...attrs, transposeA: false, transposeB: false } });
     } finally {
-      disposeAll(backend, a2, b2?.owned ? b2.info : null);
+      disposeAll(backend, a2, b2?.owned ? b2.info : null, bCopy);
     }
   };
 }
+
+/**
+ * The `[k, n]` XNNPACK first packed each right-hand operand's data as. The stock kernel caches
+ * the packed operator by tensor id alone, so the same data multiplied again under another shape
+ * (a reshaped weight: a reshape shares the data and the id) reused the operator packed for the
+ * first shape (a 47x error in the fuzz).
+ */
+const packedShapes = new WeakMap<object, { k: number; n: number }>();
+
+/**
+ * Null when `b` may go to XNNPACK as it is; else a copy of it (an id of its own, for the caller
+ * to dispose) because XNNPACK packed its id for another shape. One WeakMap lookup per product.
+ */
+function repackable(backend: WasmBackend, b: tf.TensorInfo): tf.TensorInfo | null {
+  const k = b.shape[b.shape.length - 2];
+  const n = b.shape[b.shape.length - 1];
+  const packed = packedShapes.get(b.dataId);
+  if (packed === undefined) packedShapes.set(b.dataId, { k, n });
+  if (packed === undefined || (packed.k === k && packed.n === n)) return null;
+  const copy = backend.makeOutput(b.shape, 'float32');
+  heapF32(backend, copy).set(heapF32(backend, b));
+  return copy;
+}
+
+/** The fused activations XNNPACK applies as an output clamp (the stock wasm XNNPACK path is right for them). */
+const CLAMP_ACTIVATIONS = ['linear', 'relu', 'relu6'];
 
 /**
  * The transposed data seen with `b`'s leading dims: a cached transpose may have been made for a
@@ -109,8 +167,8 @@ function transpose2d(backend: WasmBackend, x: tf.TensorInfo): tf.TensorInfo {
 }
 
 /**
- * The cpu product: every batch through {@link gemm}, with operands transposed into the layout it
- * reads (A by rows, B by columns) first; a weight shared by the whole batch is packed once.
+ * The cpu product: every batch matrix through the register-blocked JS product
+ * ({@link productInto}), broadcasting the batch axes as numpy does (productShape.ts).
  */
 function batchMatMulCpu(stock: KernelFn | undefined): KernelFn {
   return (args: KernelArgs) => {
@@ -121,61 +179,19 @@ function batchMatMulCpu(stock: KernelFn | undefined): KernelFn {
   };
 }
 
-/** The sizes of a (batched) float32 product `op(a) · op(b)`, shared by the JS and native products. */
-export interface ProductShape {
-  m: number;
-  k: number;
-  n: number;
-  /** Matrices in a and in b (1: one matrix shared by the whole batch). */
-  batchA: number;
-  batchB: number;
-  /** The broadcast leading dims of the output. */
-  outer: number[];
-}
-
-/**
- * The sizes of `op(a) · op(b)`, or null for what the replacements leave to the stock kernel:
- * other dtypes, rank below 2, shape errors and unusual broadcasts (its checks and messages).
- */
-export function productShape(a: tf.TensorInfo, b: tf.TensorInfo, transposeA: boolean, transposeB: boolean): ProductShape | null {
-  if (a.dtype !== 'float32' || b.dtype !== 'float32' || a.shape.length < 2 || b.shape.length < 2) return null;
-  const ra = a.shape.length;
-  const rb = b.shape.length;
-  const m = transposeA ? a.shape[ra - 1] : a.shape[ra - 2];
-  const k = transposeA ? a.shape[ra - 2] : a.shape[ra - 1];
-  const n = transposeB ? b.shape[rb - 2] : b.shape[rb - 1];
-  const kb = transposeB ? b.shape[rb - 1] : b.shape[rb - 2];
-  const batchA = sizeOf(a.shape.slice(0, -2));
-  const batchB = sizeOf(b.shape.slice(0, -2));
-  if (k !== kb || (batchA !== batchB && batchA !== 1 && batchB !== 1)) return null;
-  return { m, k, n, batchA, batchB, outer: tf.backend_util.assertAndGetBroadcastShape(a.shape.slice(0, -2), b.shape.slice(0, -2)) };
-}
-
 /** `a · b` on the cpu backend, or null for the cases left to the stock kernel. */
 function cpuProduct(backend: CpuBackend, a: tf.TensorInfo, b: tf.TensorInfo, transposeA: boolean, transposeB: boolean): tf.TensorInfo | null {
   const shape = productShape(a, b, transposeA, transposeB);
   if (shape === null) return null;
-  const { m, k, n, batchA, batchB, outer } = shape;
-  const batch = Math.max(batchA, batchB);
-  const av = cpuValues(backend, a);
-  const bv = cpuValues(backend, b);
-  const out = new Float32Array(batch * m * n);
-  const aRows = transposeA ? new Float32Array(m * k) : null;
-  const bCols = transposeB ? null : new Float32Array(n * k);
-  for (let i = 0; i < batch; i++) {
-    const ia = batchA === 1 ? 0 : i;
-    const ib = batchB === 1 ? 0 : i;
-    if (aRows && (i === 0 || batchA > 1)) transposeInto(av, ia * m * k, k, m, aRows);
-    if (bCols && (i === 0 || batchB > 1)) transposeInto(bv, ib * k * n, k, n, bCols);
-    gemm(aRows ?? av, aRows ? 0 : ia * m * k, bCols ?? bv, bCols ? 0 : ib * k * n, out, i * m * n, m, k, n);
-  }
-  return backend.makeTensorInfo([...outer, m, n], 'float32', out);
+  const out = new Float32Array(shape.batch * shape.m * shape.n);
+  productInto(cpuValues(backend, a), cpuValues(backend, b), out, shape, transposeA, transposeB);
+  return backend.makeTensorInfo([...shape.outer, shape.m, shape.n], 'float32', out);
 }
 
-/** The stock activations of a fused matMul, as the cpu kernels that compute them. */
-function activate(backend: CpuBackend, x: tf.TensorInfo, attrs: tf.NamedAttrMap, alphaWeights: tf.TensorInfo | undefined): tf.TensorInfo | null {
+/** The activations of a fused matMul or conv2d, as the registered kernels of `backendName` that compute them. */
+function activate(backendName: 'cpu' | 'wasm', backend: unknown, x: tf.TensorInfo, attrs: tf.NamedAttrMap, alphaWeights: tf.TensorInfo | undefined): tf.TensorInfo | null {
   const run = (name: string, inputs: tf.NamedTensorInfoMap, kernelAttrs: tf.NamedAttrMap = {}) =>
-    (tf.getKernel(name, 'cpu') as tf.KernelConfig).kernelFunc({ inputs, backend: backend as unknown as tf.KernelBackend, attrs: kernelAttrs }) as tf.TensorInfo;
+    (tf.getKernel(name, backendName) as tf.KernelConfig).kernelFunc({ inputs, backend: backend as tf.KernelBackend, attrs: kernelAttrs }) as tf.TensorInfo;
   switch (attrs.activation ?? 'linear') {
     case 'linear':
       return x;
@@ -188,7 +204,7 @@ function activate(backend: CpuBackend, x: tf.TensorInfo, attrs: tf.NamedAttrMap,
     case 'sigmoid':
       return run('Sigmoid', { x });
     case 'leakyrelu':
-      return run('LeakyRelu', { x }, { alpha: attrs.leakyreluAlpha as number });
+      return run('LeakyRelu', { x }, { alpha: (attrs.leakyreluAlpha as number | undefined) ?? 0.2 });
     case 'prelu':
       return alphaWeights ? run('Prelu', { x, alpha: alphaWeights }) : null;
     default:
@@ -197,11 +213,12 @@ function activate(backend: CpuBackend, x: tf.TensorInfo, attrs: tf.NamedAttrMap,
 }
 
 /**
- * Adds a bias and applies a fused activation with the registered cpu kernels, disposing the
- * intermediates (and `product`). Returns null for an activation it does not know.
+ * Adds a bias and applies a fused activation with the registered kernels of `backendName`,
+ * disposing the intermediates (and `product`). Returns null for an activation it does not know.
  */
 export function biasAndActivation(
-  backend: CpuBackend & { disposeData(dataId: object): void },
+  backendName: 'cpu' | 'wasm',
+  backend: { disposeData(dataId: object): void },
   product: tf.TensorInfo,
   bias: tf.TensorInfo | undefined,
   attrs: tf.NamedAttrMap,
@@ -209,17 +226,24 @@ export function biasAndActivation(
 ): tf.TensorInfo | null {
   let current = product;
   if (bias) {
-    const add = (tf.getKernel('Add', 'cpu') as tf.KernelConfig).kernelFunc;
+    const add = (tf.getKernel('Add', backendName) as tf.KernelConfig).kernelFunc;
     current = add({ inputs: { a: product, b: bias }, backend: backend as unknown as tf.KernelBackend, attrs: {} }) as tf.TensorInfo;
     backend.disposeData(product.dataId);
   }
-  const activated = activate(backend, current, attrs, alphaWeights);
+  // An empty output has nothing to activate (and the stock wasm Prelu traps on one).
+  if (sizeOf(current.shape) === 0) return current;
+  const activated = activate(backendName, backend, current, attrs, alphaWeights);
   if (activated !== current) backend.disposeData(current.dataId);
   return activated;
 }
 
 /** The fused activations {@link biasAndActivation} knows. */
-export const FUSED_ACTIVATIONS = ['linear', 'relu', 'relu6', 'elu', 'sigmoid', 'leakyrelu', 'prelu'];
+const FUSED_ACTIVATIONS = ['linear', 'relu', 'relu6', 'elu', 'sigmoid', 'leakyrelu', 'prelu'];
+
+/** Whether {@link biasAndActivation} can apply `activation` (prelu needs its weights). */
+export function knownActivation(activation: string, preluWeights: tf.TensorInfo | undefined): boolean {
+  return FUSED_ACTIVATIONS.includes(activation) && (activation !== 'prelu' || preluWeights !== undefined);
+}
 
 /** `_FusedMatMul` (dense layers with a bias and an activation) on the same cpu product. */
 function fusedMatMulCpu(stock: KernelFn | undefined): KernelFn {
@@ -228,10 +252,10 @@ function fusedMatMulCpu(stock: KernelFn | undefined): KernelFn {
     const { a, b, bias, preluActivationWeights } = args.inputs as Record<string, tf.TensorInfo | undefined>;
     const attrs = args.attrs as tf.NamedAttrMap;
     const activation = (attrs.activation as string) ?? 'linear';
-    if (!FUSED_ACTIVATIONS.includes(activation) || (activation === 'prelu' && !preluActivationWeights)) return (stock as KernelFn)(args);
+    if (!knownActivation(activation, preluActivationWeights)) return (stock as KernelFn)(args);
     const product = cpuProduct(backend, a as tf.TensorInfo, b as tf.TensorInfo, attrs.transposeA as boolean, attrs.transposeB as boolean);
     if (!product) return (stock as KernelFn)(args);
-    return biasAndActivation(backend, product, bias, attrs, preluActivationWeights) as tf.TensorInfo;
+    return biasAndActivation('cpu', backend, product, bias, attrs, preluActivationWeights) as tf.TensorInfo;
   };
 }
 

@@ -158,8 +158,14 @@ function tilesExactly2x2(g: PoolGeometry): boolean {
   );
 }
 
-function geometry(x: tf.TensorInfo, attrs: tf.MaxPoolGradAttrs): PoolGeometry {
-  return tf.backend_util.computePool2DInfo(
+/**
+ * The pooling geometry, with the output size taken from `dy`: tfjs's gradient of `maxPool` does
+ * not pass `dimRoundingMode` on, so with a numeric pad and `ceil` (or `round`) rounding the size
+ * recomputed from the attributes is smaller than the one the forward pass had (as in the conv
+ * gradients, `dy` is the truth).
+ */
+function geometry(x: tf.TensorInfo, dy: tf.TensorInfo, attrs: tf.MaxPoolGradAttrs): PoolGeometry {
+  const info = tf.backend_util.computePool2DInfo(
     x.shape as [number, number, number, number],
     attrs.filterSize,
     attrs.strides,
@@ -167,6 +173,7 @@ function geometry(x: tf.TensorInfo, attrs: tf.MaxPoolGradAttrs): PoolGeometry {
     attrs.pad,
     attrs.dimRoundingMode,
   );
+  return { ...info, outHeight: dy.shape[1], outWidth: dy.shape[2] };
 }
 
 function maxPoolGradWasm(stock: KernelFn | undefined): KernelFn {
@@ -174,7 +181,7 @@ function maxPoolGradWasm(stock: KernelFn | undefined): KernelFn {
     const backend = args.backend as WasmBackend;
     const { dy, input } = args.inputs as { dy: tf.TensorInfo; input: tf.TensorInfo };
     if (input.dtype !== 'float32' || dy.dtype !== 'float32') return (stock as KernelFn)(args);
-    const g = geometry(input, args.attrs as unknown as tf.MaxPoolGradAttrs);
+    const g = geometry(input, dy, args.attrs as unknown as tf.MaxPoolGradAttrs);
     const dx = backend.makeOutput(input.shape, 'float32');
     const simd = tilesExactly2x2(g) ? simdKernels(backend) : null;
     if (simd) {
@@ -193,7 +200,7 @@ function maxPoolGradCpu(stock: KernelFn | undefined): KernelFn {
     const backend = args.backend as CpuBackend;
     const { dy, input } = args.inputs as { dy: tf.TensorInfo; input: tf.TensorInfo };
     if (input.dtype !== 'float32' || dy.dtype !== 'float32') return (stock as KernelFn)(args);
-    const g = geometry(input, args.attrs as unknown as tf.MaxPoolGradAttrs);
+    const g = geometry(input, dy, args.attrs as unknown as tf.MaxPoolGradAttrs);
     const dx = new Float32Array(input.shape.reduce((a, b) => a * b, 1));
     maxPoolGradLoops(cpuValues(backend, input), cpuValues(backend, dy), dx, g);
     return backend.makeTensorInfo(input.shape, 'float32', dx);

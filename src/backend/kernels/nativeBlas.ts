@@ -8,7 +8,8 @@ import { argumentError } from '../../core/errors';
  * its wasm/cpu kernels as before. The addon is looked up in `native/build/Release/` of this
  * package (found by walking up from this file, which works from `src/` under tsx and from
  * `dist/`), or at `TFJS_ACCUMULATE_NATIVE_ADDON`, for an addon built on another machine (N-API
- * addons do not depend on the Node version).
+ * addons do not depend on the Node version); that path must be a built `.node` file, anything
+ * else is refused with a reason before it is loaded ({@link notABuiltAddon}).
  *
  * Threads: OpenBLAS starts one thread per core; the addon is set to one thread as soon as it
  * loads, because one thread is what the bench compares against one-thread PyTorch and what the
@@ -88,7 +89,12 @@ function tryLoad(args: LoadNativeBlasArgs): NativeStatus {
       return { available: false, reason: 'the ES-module build cannot load native addons; require("tfjs-accumulate/backend") loads the CommonJS build' };
     }
     const env = args.env ?? process.env;
-    const file = env[NATIVE_ADDON_ENV_VAR] || findAddon();
+    const fromEnv = env[NATIVE_ADDON_ENV_VAR];
+    if (fromEnv) {
+      const refusal = notABuiltAddon(fromEnv);
+      if (refusal !== null) return { available: false, reason: `is refused: ${NATIVE_ADDON_ENV_VAR} must be the path of a built addon (a .node file, as \`npx --no-install tfjs-accumulate-build-native\` makes); got ${JSON.stringify(fromEnv)}, ${refusal}` };
+    }
+    const file = fromEnv || findAddon();
     if (file === null) return { available: false, reason: 'not built (no native/build/Release/tfjs_accumulate_blas.node; build it with `npx --no-install tfjs-accumulate-build-native`, or `npm run native:build` in its repository)' };
     const addon = (args.load ?? require)(file) as NativeAddon;
     if (typeof addon?.sgemm !== 'function' || typeof addon.info !== 'function' || typeof addon.setThreads !== 'function') {
@@ -103,6 +109,34 @@ function tryLoad(args: LoadNativeBlasArgs): NativeStatus {
   } catch (e) {
     return { available: false, reason: `did not load: ${(e instanceof Error ? e.message : String(e)).split('\n')[0].trim()}` };
   }
+}
+
+/**
+ * Why a path from the environment is not a built addon, or null when it is one: a `.node` file
+ * that starts as a shared library does (ELF, Mach-O or PE). `require` runs any other file as
+ * JavaScript or JSON (`/etc/hostname` was run as a script), so it is refused before loading.
+ */
+export function notABuiltAddon(file: string): string | null {
+  const fs = nodeModule<typeof import('fs')>('fs');
+  if (!file.endsWith('.node')) return 'which is not a .node file';
+  let head: Buffer;
+  try {
+    if (!fs.statSync(file).isFile()) return 'which is not a file';
+    const fd = fs.openSync(file, 'r');
+    try {
+      head = Buffer.alloc(4);
+      if (fs.readSync(fd, head, 0, 4, 0) < 4) return 'which is too short to be a shared library';
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'which does not exist' : `which cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`;
+  }
+  const magic = head.readUInt32BE(0);
+  const elf = magic === 0x7f454c46;
+  const machO = [0xfeedface, 0xfeedfacf, 0xcefaedfe, 0xcffaedfe, 0xcafebabe].includes(magic);
+  const pe = head[0] === 0x4d && head[1] === 0x5a;
+  return elf || machO || pe ? null : 'which is not a shared library (no ELF, Mach-O or PE header)';
 }
 
 /** The built addon of this package: `native/build/Release/` beside the nearest package.json. */
@@ -202,11 +236,12 @@ export interface SgemmShape {
 /** `c_i = op(a_i) · op(b_i) (+ c_i)` on densely packed row-major matrices, in the addon. */
 export function sgemm(addon: NativeAddon, s: SgemmShape, a: Float32Array, b: Float32Array, c: Float32Array): void {
   const { transA, transB, m, n, k } = s;
+  // Leading dimensions of at least 1, as CBLAS requires even of an empty matrix.
   addon.sgemm(
     transA, transB, m, n, k,
-    a, transA ? m : k, s.strideA ?? m * k,
-    b, transB ? k : n, s.strideB ?? k * n,
-    c, n, m * n,
+    a, Math.max(1, transA ? m : k), s.strideA ?? m * k,
+    b, Math.max(1, transB ? k : n), s.strideB ?? k * n,
+    c, Math.max(1, n), m * n,
     s.batch ?? 1, s.beta ?? 0,
   );
 }

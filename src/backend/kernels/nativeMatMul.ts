@@ -1,7 +1,8 @@
 import * as tf from '@tensorflow/tfjs';
 import { CpuBackend } from './cpuData';
 import { notingAttrs } from './fusedGradients';
-import { biasAndActivation, FUSED_ACTIVATIONS, productShape } from './matMul';
+import { biasAndActivation, knownActivation } from './matMul';
+import { matrixOf, productShape } from './productShape';
 import { nativeAddon, sgemm } from './nativeBlas';
 import { hostOf, NativeHost } from './nativeHost';
 import { KernelArgs, KernelFn, KernelPatch } from './registry';
@@ -20,7 +21,8 @@ import { sizeOf } from './wasmHeap';
  * product added onto it (CBLAS's beta = 1), instead of a separate Add kernel over the output.
  *
  * Exact: the same sums of products as the stock kernel, in another order, within float32
- * rounding. Integer dtypes, unusual broadcasts and shape errors go to the stock kernel.
+ * rounding. Integer dtypes and shape errors go to the stock kernel; batch axes broadcast as numpy's
+ * do (productShape.ts).
  */
 type CpuWithDispose = CpuBackend & { disposeData(dataId: object): void };
 
@@ -28,9 +30,8 @@ type CpuWithDispose = CpuBackend & { disposeData(dataId: object): void };
 export function nativeProduct(host: NativeHost, a: tf.TensorInfo, b: tf.TensorInfo, transA: boolean, transB: boolean, bias: tf.TensorInfo | null = null): tf.TensorInfo | null {
   const shape = productShape(a, b, transA, transB);
   if (shape === null) return null;
-  const { m, k, n, batchA, batchB, outer } = shape;
+  const { m, k, n, batchA, batchB, batch, outer } = shape;
   if (bias !== null && sizeOf(bias.shape) !== n) return null;
-  const batch = Math.max(batchA, batchB);
   const addon = nativeAddon('nativeProduct');
   const result = host.output([...outer, m, n]);
   // Views after the allocation (on wasm it may move the heap).
@@ -39,7 +40,14 @@ export function nativeProduct(host: NativeHost, a: tf.TensorInfo, b: tf.TensorIn
   const av = host.values(a);
   const bv = host.values(b);
   const beta = bias === null ? 0 : 1;
-  if (batchB === 1 && !transA) {
+  if (shape.pairs !== null) {
+    // A broadcast that pairs matrices out of order ([1, 3] against [3, 1]): one product each.
+    for (let i = 0; i < batch; i++) {
+      const ia = matrixOf(shape, 0, i) * m * k;
+      const ib = matrixOf(shape, 1, i) * k * n;
+      sgemm(addon, { transA, transB, m, n, k, beta }, av.subarray(ia, ia + m * k), bv.subarray(ib, ib + k * n), out.subarray(i * m * n, (i + 1) * m * n));
+    }
+  } else if (batchB === 1 && !transA) {
     // Every A matrix against the same B: one product of batch·m rows.
     sgemm(addon, { transA, transB, m: batch * m, n, k, beta }, av, bv, out);
   } else {
@@ -51,7 +59,8 @@ export function nativeProduct(host: NativeHost, a: tf.TensorInfo, b: tf.TensorIn
 /** Writes `row` into every consecutive row of `out` (a bias, before the product is added). */
 export function fillRows(out: Float32Array, row: Float32Array): void {
   const n = row.length;
-  if (n === 0) return;
+  // An empty product (no rows, or a batch of none) has no row to write the bias into.
+  if (n === 0 || out.length === 0) return;
   out.set(row, 0);
   // Doubling copies: log2(rows) calls of the engine's memmove instead of one per row.
   for (let filled = n; filled < out.length; filled *= 2) out.copyWithin(filled, 0, Math.min(filled, out.length - filled));
@@ -84,8 +93,8 @@ export function nativeActivation(host: NativeHost, attrs: tf.NamedAttrMap, input
   const { bias, preluActivationWeights } = inputs;
   const inBias = columnBias(bias, columns);
   if (host.name === 'cpu') {
-    if (!FUSED_ACTIVATIONS.includes(activation) || (activation === 'prelu' && !preluActivationWeights)) return null;
-    return (product) => biasAndActivation(host.backend as CpuWithDispose, product, inBias ? undefined : bias, attrs, preluActivationWeights) as tf.TensorInfo;
+    if (!knownActivation(activation, preluActivationWeights)) return null;
+    return (product) => biasAndActivation('cpu', host.backend as CpuWithDispose, product, inBias ? undefined : bias, attrs, preluActivationWeights) as tf.TensorInfo;
   }
   if ((activation !== 'linear' && activation !== 'relu') || (bias && !inBias)) return null;
   if (activation === 'linear') return (product) => product;

@@ -34,6 +34,9 @@ function broadcastGradient(kernelName: 'Sum' | 'Mean', stock: tf.GradConfig | un
       const reduceSize = axes.reduce((n, a) => n * x.shape[a], 1);
       return {
         x: () => {
+          // An empty x has an empty gradient; tf.broadcastTo would not make one (a target axis of
+          // 0 asks for 0 repetitions, which it reads as "no broadcast" and returns its input).
+          if (x.size === 0) return tf.zeros(x.shape);
           const small = tf.reshape(g, expanded);
           return tf.broadcastTo(kernelName === 'Mean' ? tf.div(small, reduceSize) : small, x.shape);
         },

@@ -24,6 +24,17 @@ export function heapF32(backend: WasmBackend, t: tf.TensorInfo): Float32Array {
   return new Float32Array(backend.wasm.HEAPU8.buffer, data.memoryOffset, sizeOf(t.shape));
 }
 
+/**
+ * A new float32 tensor of zeros: the answer of a product whose sum is empty (an empty batch, no
+ * channels to reduce over). XNNPACK leaves such an output unwritten, holding whatever a freed
+ * tensor left on the heap.
+ */
+export function zerosOutput(backend: WasmBackend, shape: number[]): tf.TensorInfo {
+  const out = backend.makeOutput(shape, 'float32');
+  heapF32(backend, out).fill(0);
+  return out;
+}
+
 /** Number of elements of a shape. */
 export function sizeOf(shape: readonly number[]): number {
   let n = 1;

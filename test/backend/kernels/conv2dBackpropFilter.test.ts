@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CONV_CASES, convLoss, describeCase } from '../../helpers/convCases';
-import { expectNoLeak, expectParity, PARITY_BACKENDS, randomTensor, useBackend } from '../../helpers/kernelParity';
+import { dirtyWasmHeap, expectNoLeak, expectParity, PARITY_BACKENDS, randomTensor, useBackend } from '../../helpers/kernelParity';
 import { installedFastKernels } from '../../../src/backend/kernels';
 
 // The reference is tfjs's own cpu kernel (TensorBuffer loops, float64 sums); tfjs's conv
@@ -40,4 +40,18 @@ test('Conv2DBackpropFilter leaks no tensor and no backend buffer', async () => {
     });
     tf.dispose([x, f]);
   }
+});
+
+test('the wasm filter gradient of an empty batch is zeros, not a freed tensor left on the heap (issue 31)', async () => {
+  await dirtyWasmHeap('wasm');
+  const dW = tf.tidy(() =>
+    tf.engine().runKernel('Conv2DBackpropFilter', { x: tf.zeros([0, 5, 5, 3]), dy: tf.zeros([0, 5, 5, 4]) }, { strides: 1, pad: 'same', dataFormat: 'NHWC', filterShape: [3, 3, 3, 4] }) as tf.Tensor,
+  );
+  assert.deepEqual(dW.shape, [3, 3, 3, 4]);
+  assert.deepEqual([...(await dW.data())], new Array(108).fill(0));
+  dW.dispose();
+  // And through tf.grad, on every kernel set.
+  await expectParity('filter gradient of a conv over an empty batch', () =>
+    tf.grad((f: tf.Tensor) => tf.sum(tf.conv2d(tf.zeros([0, 5, 5, 3]) as tf.Tensor4D, f as tf.Tensor4D, 1, 'same')))(randomTensor([3, 3, 3, 4], 3)),
+  );
 });

@@ -4,6 +4,8 @@ import assert from 'node:assert/strict';
 import { CONV_CASES, convLoss, describeCase } from '../../helpers/convCases';
 import { expectNoLeak, expectParity, PARITY_BACKENDS, randomTensor, useBackend } from '../../helpers/kernelParity';
 import { weightCacheSize } from '../../../src/backend/kernels';
+import { convWeightGradients } from '../fuzz/convolutions';
+import { checkCase } from '../fuzz/harness';
 
 test('Conv2DBackpropInput matches stock cpu across strides, paddings, shapes and batch sizes', async () => {
   for (const [i, c] of CONV_CASES.entries()) {
@@ -52,4 +54,11 @@ test('Conv2DBackpropInput leaks no tensor and no backend buffer', async () => {
       tf.dispose([x, f]);
     }
   }
+});
+
+test('a cached flipped filter is never reused for another shape of the same variable (issue 31)', async () => {
+  // The variable [3, 3, 2, 4] seen (reshaped, same data) as [3, 3, 4, 2]: the copy flipped for the
+  // first shape has the other layout; the cache is keyed by shape too.
+  await checkCase(convWeightGradients, { x: [1, 5, 5, 2], filter: [3, 3, 2, 4], view: [3, 3, 4, 2], strides: 1, pad: 'same', seed: 1 });
+  await checkCase(convWeightGradients, { x: [2, 6, 5, 4], filter: [2, 2, 4, 3], view: [2, 2, 6, 2], strides: 2, pad: 'valid', seed: 2 });
 });

@@ -1,7 +1,9 @@
 import * as tf from '@tensorflow/tfjs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { expectNoLeak, expectParity, randomTensor, useBackend } from '../../helpers/kernelParity';
+import { dirtyWasmHeap, expectNoLeak, expectParity, PARITY_BACKENDS, randomTensor, useBackend } from '../../helpers/kernelParity';
+import { checkCase } from '../fuzz/harness';
+import { sumMean } from '../fuzz/reductions';
 import { columnSums } from '../../../src/backend/kernels/leadingAxisReduce';
 
 const CASES: [number[], number | number[], boolean][] = [
@@ -51,5 +53,19 @@ test('leading-axis Sum and Mean leak no tensor and no backend buffer', async () 
       out.dispose();
     });
     x.dispose();
+  }
+});
+
+test('Sum and Mean over an empty axis are zeros on wasm (stock wasm left the output unwritten; issue 31)', async () => {
+  for (const set of ['wasm', 'native'] as const) {
+    if (!PARITY_BACKENDS.includes(set)) continue;
+    await dirtyWasmHeap(set);
+    const [s, m] = tf.tidy(() => [tf.sum(tf.zeros([0, 3]), 0), tf.mean(tf.zeros([0, 5, 3]), [0, 1])]);
+    assert.deepEqual([...(await s.data())], [0, 0, 0], `sum on ${set}`);
+    assert.deepEqual([...(await m.data())], [0, 0, 0], `mean on ${set} (stock cpu's mean of nothing is 0 too)`);
+    tf.dispose([s, m]);
+  }
+  for (const [x, axes] of [[[0, 3], [0]], [[4, 0, 2], [1]], [[0, 2], [1]], [[3, 0], null]] as [number[], number[] | null][]) {
+    for (const dtype of ['float32', 'int32'] as const) await checkCase(sumMean, { x, axes, keepDims: false, dtype, seed: 1 });
   }
 });

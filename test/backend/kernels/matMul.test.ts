@@ -3,6 +3,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { expectNoLeak, expectParity, PARITY_BACKENDS, randomTensor, useBackend } from '../../helpers/kernelParity';
 import { weightCacheSize } from '../../../src/backend/kernels';
+import { checkCase } from '../fuzz/harness';
+import { batchMatMul, fusedMatMul, weightProducts } from '../fuzz/products';
 
 // Shapes are [m, k] x [k, n] before the transposes; the backward pass of a dense layer needs
 // x^T dy (transposeA) and dy W^T (transposeB).
@@ -103,4 +105,38 @@ test('BatchMatMul and _FusedMatMul leak no tensor and no backend buffer', async 
     });
     tf.dispose([a, w]);
   }
+});
+
+test('a two-axis batch broadcast multiplies every pair of matrices, on every kernel set (issue 31)', async () => {
+  // [1, 3] against [3, 1] is nine products; tfjs 4.22 (cpu and wasm) made three, and native
+  // returned 24 of 36 values from a freed tensor. Against plain loops.
+  await checkCase(batchMatMul, { a: [1, 3, 2, 2], b: [3, 1, 2, 2], transposeA: false, transposeB: false, seed: 1 });
+  await checkCase(batchMatMul, { a: [2, 1, 3, 5, 4], b: [4, 1, 6, 4], transposeA: false, transposeB: true, seed: 2 });
+  await checkCase(batchMatMul, { a: [3, 1, 4, 2], b: [5, 4, 3], transposeA: true, transposeB: false, seed: 3 });
+});
+
+test('empty products: k = 0 gives zeros, no matrices an empty output, on every kernel set', async () => {
+  // XNNPACK left a k = 0 output unwritten; a batch of no matrices trapped the wasm module.
+  await checkCase(batchMatMul, { a: [2, 0], b: [0, 7], transposeA: false, transposeB: false, seed: 1 });
+  await checkCase(batchMatMul, { a: [0, 1, 1], b: [1, 1, 0], transposeA: false, transposeB: false, seed: 1 });
+  await checkCase(fusedMatMul, { a: [3, 0], b: [0, 4], transposeA: false, transposeB: false, bias: [4], activation: 'relu', alpha: [4], leakyreluAlpha: 0.2, seed: 1 });
+});
+
+test('_FusedMatMul on wasm: batched with a bias, small and transposed with relu and relu6, every activation (issue 31)', async () => {
+  // The stock scalar path reads a 1-D bias at the flat output index and clamps partial sums.
+  const base = { transposeA: false, transposeB: false, bias: [4], activation: 'linear' as const, alpha: [4], leakyreluAlpha: 0.2, seed: 1 };
+  await checkCase(fusedMatMul, { ...base, a: [2, 3, 5], b: [2, 5, 4] });
+  await checkCase(fusedMatMul, { ...base, a: [3, 3, 5], b: [5, 4] });
+  for (const activation of ['relu', 'relu6'] as const) {
+    await checkCase(fusedMatMul, { ...base, a: [5, 3], b: [4, 5], transposeA: true, transposeB: true, activation, bias: null, seed: 4 });
+    await checkCase(fusedMatMul, { ...base, a: [60, 3], b: [4, 60], transposeA: true, transposeB: true, activation, seed: 5 });
+  }
+  for (const activation of ['elu', 'sigmoid', 'leakyrelu', 'prelu'] as const) {
+    await checkCase(fusedMatMul, { ...base, a: [6, 7], b: [7, 4], activation, bias: [1, 4], alpha: [1], seed: 6 });
+  }
+});
+
+test('a weight multiplied again under another shape (a reshape, same data) is repacked on wasm, not the operator XNNPACK packed for the first shape', async () => {
+  // XNNPACK caches the packed right-hand operand by tensor id alone: 47x off in the fuzz.
+  await checkCase(weightProducts, { x: [19, 55], units: 35, view: [5, 385], seed: 10 });
 });

@@ -1,6 +1,8 @@
 import * as tf from '@tensorflow/tfjs';
 import { test } from 'node:test';
 import { expectNoLeak, expectParity, randomTensor, useBackend } from '../../helpers/kernelParity';
+import { checkCase } from '../fuzz/harness';
+import { maxPool } from '../fuzz/pooling';
 
 interface Case {
   x: [number, number, number, number];
@@ -64,4 +66,12 @@ test('MaxPoolGrad leaks no tensor and no backend buffer', async () => {
     });
     x.dispose();
   }
+});
+
+test('MaxPoolGrad with a numeric pad and ceil rounding takes the output size from dy, on every kernel set (issue 31)', async () => {
+  // tfjs's gradient drops dimRoundingMode: recomputed from the attributes, the output of
+  // maxPool([1, 6, 7, 1], 2, 2, 1, 'ceil') is 4x4 instead of 4x5, and the gradient was off by 1.8.
+  // Against plain loops: stock tfjs's own gradient is wrong here too.
+  await checkCase(maxPool, { x: [1, 6, 7, 1], filterSize: [2, 2], strides: [2, 2], pad: 1, rounding: 'ceil', values: 'random', seed: 1 });
+  await checkCase(maxPool, { x: [2, 5, 9, 4], filterSize: [3, 2], strides: [2, 3], pad: 2, rounding: 'round', values: 'ties', seed: 2 });
 });

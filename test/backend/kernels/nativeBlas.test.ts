@@ -2,7 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as os from 'node:os';
 import fc from 'fast-check';
-import { checkNativeThreads, loadNativeBlas, NativeAddon, setNativeThreads, sgemm } from '../../../src/backend/kernels/nativeBlas';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { checkNativeThreads, loadNativeBlas, nativeAddon, NativeAddon, notABuiltAddon, setNativeThreads, sgemm } from '../../../src/backend/kernels/nativeBlas';
 import { nativeAvailable, randomValues } from '../../helpers/kernelParity';
 
 const skip = nativeAvailable() ? false : 'the native addon is not built here (npm run native:build says why)';
@@ -24,7 +26,7 @@ test('an addon that is missing, broken or not ours is a reason, never an excepti
   try {
     const missing = loadNativeBlas({ reload: true, env: { TFJS_ACCUMULATE_NATIVE_ADDON: '/nonexistent/addon.node' } });
     assert.equal(missing.available, false);
-    assert.match((missing as { reason: string }).reason, /did not load: Cannot find module '\/nonexistent\/addon.node'/);
+    assert.match((missing as { reason: string }).reason, /got "\/nonexistent\/addon.node", which does not exist/);
     const broken = loadNativeBlas({ reload: true, load: () => { throw new Error('libopenblas.so.0: cannot open shared object file\nmore'); } });
     assert.deepEqual(broken, { available: false, reason: 'did not load: libopenblas.so.0: cannot open shared object file' });
     const foreign = loadNativeBlas({ reload: true, load: () => ({ sgemm() {} }) });
@@ -141,4 +143,47 @@ test('the backend entry still bundles for browsers: the loader hides its Node bu
     external: ['@tensorflow/*'],
   });
   assert.deepEqual(result.errors, []);
+});
+
+test('TFJS_ACCUMULATE_NATIVE_ADDON must name a built .node addon; anything else is refused by name, never loaded (issue 34)', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tfjs-accumulate-addon-'));
+  const marker = path.join(dir, 'ran');
+  const script = path.join(dir, 'addon.js');
+  // A script that would leave a marker if require ran it.
+  fs.writeFileSync(script, `require('fs').writeFileSync(${JSON.stringify(marker)}, 'ran');\nmodule.exports = { sgemm() {}, info() {}, setThreads() {} };`);
+  const text = path.join(dir, 'text.node');
+  fs.writeFileSync(text, 'module.exports = {};\n');
+  const folder = path.join(dir, 'folder.node');
+  fs.mkdirSync(folder);
+  const refusals: [string, RegExp][] = [
+    ['/etc/hostname', /which is not a \.node file/],
+    [script, /which is not a \.node file/],
+    [path.join(dir, 'missing.node'), /which does not exist/],
+    [text, /which is not a shared library/],
+    [folder, /which is not a file/],
+  ];
+  try {
+    for (const [file, why] of refusals) {
+      const status = loadNativeBlas({ reload: true, env: { TFJS_ACCUMULATE_NATIVE_ADDON: file } });
+      assert.equal(status.available, false, file);
+      const reason = (status as { reason: string }).reason;
+      assert.match(reason, /^is refused: TFJS_ACCUMULATE_NATIVE_ADDON must be the path of a built addon \(a \.node file, as `npx --no-install tfjs-accumulate-build-native` makes\); got "/, file);
+      assert.match(reason, why, file);
+      // The kernels that need it say so, with the reason.
+      assert.throws(() => nativeAddon('installFastKernels("native")'), (e: Error) => e.message.startsWith('installFastKernels("native"): the native kernels are not available: is refused: TFJS_ACCUMULATE_NATIVE_ADDON'));
+    }
+    assert.equal(fs.existsSync(marker), false, 'the .js file was never run');
+  } finally {
+    loadNativeBlas({ reload: true });
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('notABuiltAddon accepts the addon npm run native:build made', { skip }, () => {
+  const status = loadNativeBlas({ reload: true });
+  assert.ok(status.available);
+  assert.equal(notABuiltAddon(status.path), null);
+  const viaEnv = loadNativeBlas({ reload: true, env: { TFJS_ACCUMULATE_NATIVE_ADDON: status.path } });
+  assert.equal(viaEnv.available, true);
+  loadNativeBlas({ reload: true });
 });

@@ -10,6 +10,8 @@ import { KernelPatch } from '../../../src/backend/kernels/registry';
 import { CONV_CASES, ConvCase, convLoss, describeCase } from '../../helpers/convCases';
 import { expectNoLeak, expectParity, nativeAvailable, randomTensor, randomValues, relativeError, TOLERANCE, useBackend } from '../../helpers/kernelParity';
 import { countingNativeCalls } from '../../helpers/nativeSpy';
+import { fusedConv2d } from '../fuzz/convolutions';
+import { checkCase } from '../fuzz/harness';
 
 const skip = nativeAvailable() ? false : 'the native addon is not built here (npm run native:build says why)';
 
@@ -220,4 +222,12 @@ test('an empty batch gives zero gradients natively, not leftover memory', { skip
     assert.deepEqual([...(await df.data())], new Array(72).fill(0), `${set}: the filter gradient of an empty batch`);
     df.dispose();
   }
+});
+
+test('native FusedConv2D with activations other than linear and relu is right: the convolution, then the bias and activation (issue 31)', async () => {
+  // These had fallen back to the stock wasm kernel, wrong for this shape (a 'same' image narrower
+  // than the filter), and aborted the module with a numeric pad it sized differently.
+  const base = { x: [1, 3, 3, 2] as [number, number, number, number], filter: [1, 4, 2, 3] as [number, number, number, number], strides: [3, 3] as [number, number], dilations: [1, 1] as [number, number], pad: 'same' as const, rounding: undefined, seed: 16960, bias: true };
+  for (const activation of ['relu6', 'elu', 'sigmoid', 'leakyrelu', 'prelu'] as const) await checkCase(fusedConv2d, { ...base, activation });
+  await checkCase(fusedConv2d, { x: [2, 7, 1, 3], filter: [4, 2, 3, 3], strides: [2, 1], dilations: [1, 1], pad: 1, rounding: 'round', seed: 114920, bias: false, activation: 'sigmoid' });
 });

@@ -4,6 +4,9 @@ import assert from 'node:assert/strict';
 import { fillRows } from '../../../src/backend/kernels/nativeMatMul';
 import { expectNoLeak, expectParity, nativeAvailable, randomTensor, useBackend } from '../../helpers/kernelParity';
 import { countingNativeCalls } from '../../helpers/nativeSpy';
+import { fusedConv2d, fusedConv2dGradients } from '../fuzz/convolutions';
+import { checkCase } from '../fuzz/harness';
+import { fusedMatMul } from '../fuzz/products';
 
 const skip = nativeAvailable() ? false : 'the native addon is not built here (npm run native:build says why)';
 
@@ -54,13 +57,14 @@ test('native fused matMul: a column bias is written into the output first, other
     }
   });
   assert.equal(onCpu, biases.length * 3);
-  // wasm (whose stock kernel takes rank-1 biases only): linear and relu natively, prelu by XNNPACK.
+  // wasm (whose stock kernel takes rank-1 biases only): linear and relu in one native product;
+  // prelu as the native product, then the Prelu kernel (the project's wasm fused kernel's parts).
   const onWasm = await countingNativeCalls(async () => {
     for (const shape of [null, [5]]) {
       for (const activation of ['linear', 'relu', 'prelu'] as const) await expectParity(`native fused matMul bias [${shape}] ${activation}`, fused(shape, activation), ['native']);
     }
   });
-  assert.equal(onWasm, 2 * 2, 'prelu is left to the stock kernel');
+  assert.equal(onWasm, 2 * 3, 'every product runs in the addon, prelu too');
 });
 
 test('native dense training step: every gradient product runs in the addon, and nothing leaks', { skip }, async () => {
@@ -82,4 +86,18 @@ test('native dense training step: every gradient product runs in the addon, and 
     });
     tf.dispose([x, dy, w, b]);
   }
+});
+
+test('fillRows leaves an empty output alone (an empty product with a bias)', () => {
+  const out = new Float32Array(0);
+  fillRows(out, new Float32Array([1, 2, 3]));
+  assert.equal(out.length, 0);
+});
+
+test('empty products with a bias return their empty output on native: fused matMul, fused conv2d and its gradient (issue 31)', { skip }, async () => {
+  // These threw "RangeError: offset is out of bounds" writing the bias into no rows.
+  await checkCase(fusedMatMul, { a: [0, 3], b: [3, 4], transposeA: false, transposeB: false, bias: [4], activation: 'linear', alpha: [4], leakyreluAlpha: 0.2, seed: 1 });
+  const conv = { x: [0, 5, 5, 2] as [number, number, number, number], filter: [3, 3, 2, 4] as [number, number, number, number], strides: [1, 1] as [number, number], dilations: [1, 1] as [number, number], pad: 'same' as const, rounding: undefined, seed: 1 };
+  await checkCase(fusedConv2d, { ...conv, bias: true, activation: 'relu' });
+  await checkCase(fusedConv2dGradients, { ...conv, bias: true });
 });

@@ -3,6 +3,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { expectNoLeak, expectParity, randomTensor, useBackend, values } from '../../helpers/kernelParity';
 import { uninstallFastKernels } from '../../../src/backend/kernels';
+import { checkCase } from '../fuzz/harness';
+import { sumMeanGradients } from '../fuzz/reductions';
 
 const CASES: [number[], number | number[], boolean][] = [
   [[8, 6, 6, 4], [0, 1, 2], false], // BatchNorm statistics
@@ -53,5 +55,12 @@ test('Sum and Mean gradients leak no tensor', async () => {
       g.dispose();
     });
     x.dispose();
+  }
+});
+
+test('Sum and Mean gradients of zero-size inputs are zero-size, on every kernel set (issue 31)', async () => {
+  // tf.broadcastTo reads a target axis of 0 as "no broadcast" and returned its [1, 3] input.
+  for (const [x, axes] of [[[0, 3], [0]], [[3, 0], [1]], [[2, 0, 4], [0, 2]], [[0], null]] as [number[], number[] | null][]) {
+    for (const keepDims of [false, true]) await checkCase(sumMeanGradients, { x, axes, keepDims, dtype: 'float32', seed: 1 });
   }
 });
