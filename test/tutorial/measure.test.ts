@@ -29,13 +29,16 @@ describe('measuring accumulation', () => {
     assert.equal(b.reps, 3);
   });
 
-  it('a slow function shows as slow next to a fast one', () => {
-    const spin = (ms: number) => () => {
-      const end = performance.now() + ms;
-      while (performance.now() < end);
-    };
-    const [slow, fast] = timeCalls([spin(2), spin(0.2)], { seconds: 0.05, warmup: 1, warmupSeconds: 0, rounds: 2 });
-    assert.ok(slow.minMs >= 2 && fast.ms < slow.ms, `${slow.ms} vs ${fast.ms}`);
+  it('a slow function shows as slow next to a fast one, on a clock only the functions move', () => {
+    // A spin on the real clock failed under load; this clock moves only when a timed function runs.
+    let clock = 0;
+    const takes = (ms: number) => () => void (clock += ms);
+    const [slow, fast] = timeCalls([takes(2), takes(0.2)], { seconds: 0.05, warmup: 1, warmupSeconds: 0, rounds: 2, now: () => clock });
+    assert.equal(slow.ms, 2);
+    assert.ok(Math.abs(fast.ms - 0.2) < 1e-9, `${fast.ms}`);
+    // 0.025 s a round: 13 calls of 2 ms reach it, 125 calls of 0.2 ms (floating-point sums) about.
+    assert.equal(slow.reps, 2 * 13);
+    assert.ok(fast.reps >= 2 * 125 && fast.reps <= 2 * 126, `${fast.reps}`);
   });
 
   it('peakBytesAbove counts what a function allocates, even if it frees it', async () => {
