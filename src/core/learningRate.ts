@@ -6,7 +6,7 @@ import { argumentError, checkKeys, isPositiveFinite, isPositiveInteger } from '.
  * update it applies, with the number of updates applied so far (0 for the first), and sets the
  * wrapped optimizer's rate; skipped windows (non-finite, too large) never advance it.
  *
- * Note: Lightning (#18828) stepped its scheduler on skipped updates too; Accelerate steps it on
+ * Note: Lightning (#5558, reported again as #18828) steps its scheduler on skipped updates too; Accelerate steps it on
  * real updates only, as here.
  */
 export type LearningRateSchedule = (updateStep: number) => number;
