@@ -16,6 +16,7 @@
 export const ZH_TEXTS: Readonly<Record<string, string>> = {
   // The glossary's identifiers, as axis titles and table headers.
   microStep: '微步',
+  'micro-step': '微步',
   microBatchSize: '微批次大小',
   'microBatchSize ${}': '微批次大小 ${}',
   accumulationSteps: '累积步数',
