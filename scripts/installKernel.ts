@@ -19,6 +19,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { installNbextension } from './classic/nbextension';
+import { TSLAB_BIND_GUARD } from './jupyter/portSafe';
 
 /** The installer's options. */
 export interface InstallKernelArgs {
@@ -63,7 +64,9 @@ export function denoBinary(root: string = ROOT): string | undefined {
  */
 export function kernelJson(kernel: KernelName = 'tslab', python: string = CONFIG.python): Record<string, unknown> {
   const common = { display_name: CONFIG.displayNames[kernel], language: 'typescript', metadata: { installedBy: 'tfjs-accumulate scripts/installKernel.ts' } };
-  if (kernel === 'tslab') return { argv: [process.execPath, CONFIG.tslab, 'kernel', '--config-path', '{connection_file}'], ...common };
+  // The guard makes tslab exit when a port of its connection file was taken, where it would hang
+  // (scripts/jupyter/tslabBindGuard.cjs); the server then restarts it on new ports.
+  if (kernel === 'tslab') return { argv: [process.execPath, '--require', TSLAB_BIND_GUARD, CONFIG.tslab, 'kernel', '--config-path', '{connection_file}'], ...common };
   const deno = denoBinary();
   if (!deno) throw new Error(`installKernel: no deno binary under ${path.join(ROOT, 'node_modules')}; run \`npm ci\` first (deno is a devDependency).`);
   // The kernel finds the repository's deno.json (detect-cjs for dist/) by walking up from the

@@ -10,6 +10,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import { killTagged, newKernelTag, taggedEnv } from '../notebooks/processTree';
 import { writeTokenConfig } from './tokenConfig';
+import { portSafeArgs, portSafeEnv } from '../jupyter/portSafe';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 /** Debian's Python, which has jupyterlab-server (scripts/systemDeps.sh). */
@@ -105,7 +106,7 @@ export function refuseRoot(allowRoot: boolean | undefined, root: boolean = isRoo
  * private config file that holds it (tokenConfig.ts). `allowRoot` adds `--allow-root`.
  */
 export function labCommand(frontEnd: LabFrontEnd, args: { root: string; port: number; configFile: string; allowRoot?: boolean; settingsDir?: string; workspacesDir?: string }): string[] {
-  const common = ['--no-browser', '--ServerApp.ip=127.0.0.1', `--ServerApp.port=${args.port}`, '--ServerApp.port_retries=0', `--config=${args.configFile}`, `--ServerApp.root_dir=${args.root}`];
+  const common = ['--no-browser', '--ServerApp.ip=127.0.0.1', `--ServerApp.port=${args.port}`, '--ServerApp.port_retries=0', `--config=${args.configFile}`, `--ServerApp.root_dir=${args.root}`, ...portSafeArgs('jupyter-server')];
   if (args.allowRoot) common.push('--allow-root');
   if (frontEnd === 'jupyter-lab') return ['jupyter', 'lab', ...common];
   const dirs = [...(args.settingsDir ? [`--TutorialLab.user_settings_dir=${args.settingsDir}`] : []), ...(args.workspacesDir ? [`--TutorialLab.workspaces_dir=${args.workspacesDir}`] : [])];
@@ -127,7 +128,7 @@ export async function startLabServer(args: StartLabArgs): Promise<LabServer> {
   // stop() finds them all, a `setsid` one included (scripts/notebooks/processTree.ts).
   const tag = newKernelTag();
   // Debian's Python 3.11 prints a debugger warning about frozen modules on every start.
-  const child = spawn(command, argv, { env: taggedEnv(tag, { PYDEVD_DISABLE_FILE_VALIDATION: '1', ...(args.env ?? process.env) }), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, argv, { env: taggedEnv(tag, { PYDEVD_DISABLE_FILE_VALIDATION: '1', ...portSafeEnv(args.env ?? process.env) }), stdio: ['ignore', 'pipe', 'pipe'] });
   const base = `http://127.0.0.1:${port}`;
   let log = '';
   let listening: () => void = () => undefined;

@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { writeTokenConfig, type TokenConfig } from '../../scripts/lab/tokenConfig';
 import { killTagged, newKernelTag, taggedEnv } from '../../scripts/notebooks/processTree';
+import { portSafeArgs, portSafeEnv } from '../../scripts/jupyter/portSafe';
 import { CLASSIC, notebooksOf } from '../helpers/frontEndSets';
 import { compareShots, pixelDifference, shootFigure, siteFigure } from '../helpers/figureShots';
 import { inSlots, NOTEBOOK_SLOTS } from '../helpers/notebookSlots';
@@ -64,13 +65,14 @@ before(async () => {
   const port = await freePort();
   // The token in a private config file, never on the command line (scripts/lab/tokenConfig.ts).
   tokenConfig = writeTokenConfig(token, 'NotebookApp');
-  const args = ['--no-browser', '--ip=127.0.0.1', `--port=${port}`, `--config=${tokenConfig.file}`, `--notebook-dir=${CONFIG.work}`];
+  // Kernels whose port was taken start again on new ports (scripts/jupyter/portSafe.ts).
+  const args = ['--no-browser', '--ip=127.0.0.1', `--port=${port}`, `--config=${tokenConfig.file}`, `--notebook-dir=${CONFIG.work}`, ...portSafeArgs('classic')];
   // CI runs as root; a loopback server whose token only this user can read, for this test only.
   if (process.getuid?.() === 0) args.push('--allow-root');
   server = spawn('/usr/bin/jupyter-notebook', args, {
     // Tagged, so that after() finds every process its kernels left (processTree.ts).
     env: taggedEnv(serverTag, {
-      ...process.env,
+      ...portSafeEnv(process.env),
       // The kernelspec and the figure renderer, where kernel:install put them for this prefix.
       JUPYTER_PATH: path.join(prefix, 'share', 'jupyter'),
       JUPYTER_CONFIG_PATH: path.join(prefix, 'etc', 'jupyter'),

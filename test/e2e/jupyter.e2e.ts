@@ -52,7 +52,7 @@ describe('the tslab kernelspec', () => {
     const second = installKernel();
     assert.equal(second.status, 0, second.output);
     assert.deepEqual(second.kernelJson, first.kernelJson);
-    assert.deepEqual(first.kernelJson.argv, [process.execPath, path.join(ROOT, 'node_modules', '.bin', 'tslab'), 'kernel', '--config-path', '{connection_file}']);
+    assert.deepEqual(first.kernelJson.argv, [process.execPath, '--require', path.join(ROOT, 'scripts', 'jupyter', 'tslabBindGuard.cjs'), path.join(ROOT, 'node_modules', '.bin', 'tslab'), 'kernel', '--config-path', '{connection_file}']);
     assert.equal(first.kernelJson.language, 'typescript');
   });
 });

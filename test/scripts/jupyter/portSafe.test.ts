@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, describe, it } from 'node:test';
+import { kernelJson } from '../../../scripts/installKernel';
+import { portSafeArgs, portSafeEnv } from '../../../scripts/jupyter/portSafe';
+import { HANG_MS } from '../../helpers/ceilings';
+
+const ROOT = path.resolve(__dirname, '..', '..', '..');
+const SCRIPT = path.join(ROOT, 'test', 'fixtures', 'jupyter', 'restart_on_clash.py');
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'port-safe-'));
+after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+// The kernelspec kernel:install writes, under a JUPYTER_PATH of this test's own.
+fs.mkdirSync(path.join(tmp, 'kernels', 'tslab'), { recursive: true });
+fs.writeFileSync(path.join(tmp, 'kernels', 'tslab', 'kernel.json'), JSON.stringify(kernelJson('tslab')));
+
+type Event = { busy?: number; started_on?: number; restarting_from?: number; ready?: number; dead?: boolean; shell_port?: number };
+
+/** Runs restart_on_clash.py with `managerClass` and returns its events. */
+async function restartOnClash(managerClass: string): Promise<Event[]> {
+  const env = portSafeEnv({ ...process.env, JUPYTER_PATH: tmp, JUPYTER_RUNTIME_DIR: path.join(tmp, 'runtime'), PYDEVD_DISABLE_FILE_VALIDATION: '1' });
+  const child = spawn('/usr/bin/python3', [SCRIPT, managerClass, 'tslab'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (b: Buffer) => (out += b));
+  child.stderr.on('data', (b: Buffer) => (err += b));
+  const ceiling = setTimeout(() => child.kill('SIGKILL'), HANG_MS);
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  clearTimeout(ceiling);
+  assert.equal(code, 0, `${out}\n${err}`);
+  return out.trim().split('\n').map((l) => JSON.parse(l) as Event);
+}
+
+describe('port_safe (scripts/jupyter/port_safe.py)', () => {
+  it('names the managers on the servers’ command lines and puts their folder on PYTHONPATH', () => {
+    assert.deepEqual(portSafeArgs('jupyter-server'), ['--AsyncMappingKernelManager.kernel_manager_class=port_safe.PortSafeAsyncKernelManager']);
+    assert.deepEqual(portSafeArgs('classic'), ['--MappingKernelManager.kernel_manager_class=port_safe.PortSafeKernelManager']);
+    assert.equal(portSafeEnv({ PYTHONPATH: '/a' }).PYTHONPATH, `${path.join(ROOT, 'scripts', 'jupyter')}${path.delimiter}/a`);
+  });
+
+  it('restarts a tslab kernel whose port was taken on new ports, and it answers', async () => {
+    const events = await restartOnClash('port_safe.PortSafeAsyncKernelManager');
+    const busy = events[0].busy;
+    assert.equal(events[0].started_on, busy, 'the first start clashed');
+    assert.equal(events[1].restarting_from, busy);
+    const ready = events.find((e) => e.ready !== undefined);
+    assert.ok(ready, JSON.stringify(events));
+    assert.notEqual(ready.ready, busy);
+  });
+
+  it('is needed: jupyter_client’s own manager restarts it on the same taken port until it gives up', async () => {
+    const events = await restartOnClash('jupyter_client.ioloop.AsyncIOLoopKernelManager');
+    const busy = events[0].busy;
+    // The script allows two restarts; both were on the taken port, so the kernel never came up.
+    assert.equal(events.filter((e) => e.restarting_from !== undefined).length, 2, JSON.stringify(events));
+    assert.deepEqual(events.at(-1), { dead: true, shell_port: busy });
+    assert.ok(!events.some((e) => e.ready !== undefined));
+  });
+});
