@@ -1,4 +1,4 @@
-"""Kernel managers whose restarts after a failed start use new ports.
+"""Kernels that start again on new ports when a port they were given was taken.
 
 jupyter_client 7.4 picks a kernel's ports from a per-process cache (`cache_ports`, on for tcp)
 and then records none of them as random, so `restart_kernel(newports=True)`, which the
@@ -12,6 +12,8 @@ The project's Jupyter servers load these by name (scripts/jupyter/portSafe.ts):
 jupyter_server (JupyterLab), `--MappingKernelManager.kernel_manager_class=port_safe.PortSafeKernelManager`
 for classic Notebook, with this folder on PYTHONPATH.
 """
+import sys
+
 from jupyter_client.ioloop import AsyncIOLoopKernelManager, IOLoopKernelManager
 from traitlets import default
 
@@ -26,3 +28,31 @@ class PortSafeAsyncKernelManager(AsyncIOLoopKernelManager):
     @default("cache_ports")
     def _default_cache_ports(self):
         return False
+
+
+# nbclient (nbconvert --execute) has no restarter: a kernel that dies before it answers fails
+# the run with "Kernel died before replying to kernel_info". A fresh manager picks fresh ports.
+KERNEL_STARTS = 3
+
+
+def start_again_on_new_ports(client_class):
+    """Makes `client_class` (nbclient's NotebookClient) start a kernel that died before it
+    answered again, on new ports, up to KERNEL_STARTS times in all."""
+    from nbclient.util import run_sync
+
+    start_client = client_class.async_start_new_kernel_client
+
+    async def start_client_on_new_ports(self):
+        for attempt in range(1, KERNEL_STARTS + 1):
+            try:
+                return await start_client(self)
+            except RuntimeError as e:
+                if "Kernel died" not in str(e) or attempt == KERNEL_STARTS:
+                    raise
+                print(f"port_safe: the kernel died before it answered (start {attempt} of {KERNEL_STARTS}); starting it again on new ports", file=sys.stderr, flush=True)
+                # nbclient's failed start shut the kernel down and dropped its manager.
+                self.km = self.create_kernel_manager()
+                await self.async_start_new_kernel()
+
+    client_class.async_start_new_kernel_client = start_client_on_new_ports
+    client_class.start_new_kernel_client = run_sync(start_client_on_new_ports)

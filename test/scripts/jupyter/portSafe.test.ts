@@ -17,12 +17,12 @@ after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 fs.mkdirSync(path.join(tmp, 'kernels', 'tslab'), { recursive: true });
 fs.writeFileSync(path.join(tmp, 'kernels', 'tslab', 'kernel.json'), JSON.stringify(kernelJson('tslab')));
 
-type Event = { busy?: number; started_on?: number; restarting_from?: number; ready?: number; dead?: boolean; shell_port?: number };
+type Event = { executed?: string; failed?: string; busy?: number; started_on?: number; restarting_from?: number; ready?: number; dead?: boolean; shell_port?: number };
 
-/** Runs restart_on_clash.py with `managerClass` and returns its events. */
-async function restartOnClash(managerClass: string): Promise<Event[]> {
+/** Runs restart_on_clash.py with `args` and returns its events. */
+async function restartOnClash(...args: string[]): Promise<Event[]> {
   const env = portSafeEnv({ ...process.env, JUPYTER_PATH: tmp, JUPYTER_RUNTIME_DIR: path.join(tmp, 'runtime'), PYDEVD_DISABLE_FILE_VALIDATION: '1' });
-  const child = spawn('/usr/bin/python3', [SCRIPT, managerClass, 'tslab'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('/usr/bin/python3', [SCRIPT, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout.on('data', (b: Buffer) => (out += b));
@@ -42,7 +42,7 @@ describe('port_safe (scripts/jupyter/port_safe.py)', () => {
   });
 
   it('restarts a tslab kernel whose port was taken on new ports, and it answers', async () => {
-    const events = await restartOnClash('port_safe.PortSafeAsyncKernelManager');
+    const events = await restartOnClash('port_safe.PortSafeAsyncKernelManager', 'tslab');
     const busy = events[0].busy;
     assert.equal(events[0].started_on, busy, 'the first start clashed');
     assert.equal(events[1].restarting_from, busy);
@@ -52,11 +52,21 @@ describe('port_safe (scripts/jupyter/port_safe.py)', () => {
   });
 
   it('is needed: jupyter_client’s own manager restarts it on the same taken port until it gives up', async () => {
-    const events = await restartOnClash('jupyter_client.ioloop.AsyncIOLoopKernelManager');
+    const events = await restartOnClash('jupyter_client.ioloop.AsyncIOLoopKernelManager', 'tslab');
     const busy = events[0].busy;
     // The script allows two restarts; both were on the taken port, so the kernel never came up.
     assert.equal(events.filter((e) => e.restarting_from !== undefined).length, 2, JSON.stringify(events));
     assert.deepEqual(events.at(-1), { dead: true, shell_port: busy });
     assert.ok(!events.some((e) => e.ready !== undefined));
+  });
+
+  it('makes nbconvert’s client start a kernel that died before it answered again on new ports, and the cell runs', async () => {
+    const events = await restartOnClash('nbclient', 'tslab');
+    assert.deepEqual(events.at(-1), { executed: '42\n' });
+  });
+
+  it('is needed there too: nbclient alone fails the notebook', async () => {
+    const events = await restartOnClash('nbclient', 'tslab', 'stock');
+    assert.deepEqual(events.at(-1), { failed: 'Kernel died before replying to kernel_info' });
   });
 });
