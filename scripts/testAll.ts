@@ -1,6 +1,6 @@
 /**
- * `npm test`: every test of the project, in order, each part timed (wall and CPU seconds), with a
- * summary at the end (see STAGES):
+ * `npm test`: every test of the project, each part timed (wall and CPU seconds), with a summary at
+ * the end. The parts (STAGES below says which run side by side):
  *
  *   1. the Debian packages the later parts need (scripts/systemDeps.sh; installs what is missing,
  *      including libopenblas-dev for the native kernels)
@@ -32,34 +32,67 @@
  * in the runner; each other front end runs the notebooks that exercise what it adds
  * (docs/testing.md, "What each front end catches").
  *
+ * Stages: 1 the system packages and the addon; 2 test:unit alone; 3 the runner and the site beside test:consumer, test:jupyter and
+ * check:deno; 4 the browser tests, classic then Deno, and JupyterLab, side by side.
+ *
  * A failing part does not stop the later ones, so one run shows every failure; the exit code is
  * non-zero if any part failed. scripts/testLanes.ts runs the stages.
  */
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Part, runStages, Stage } from './testLanes';
+import { orderProblems, Part, runStages, Stage } from './testLanes';
 
 const ROOT = path.resolve(__dirname, '..');
 
 const npmRun = (name: string, env?: Record<string, string>): Part => ({ name, command: ['npm', 'run', '--silent', name], ...(env ? { env } : {}) });
 
+const unitEnv = { TFJS_ACCUMULATE_REQUIRE_NATIVE: '1' };
+
 /**
- * Stages in order; a stage's lanes side by side. Every part has a stage of its own for now. Lanes
- * took `.ci/run` from 29 min 31 s to 22-26 min (docs/testing.md), since the parts mostly wait for
- * pages, servers and kernels, but three of the four runs with lanes failed, each on what load
- * breaks: measureParallelWindow's test and chapter 8's transfer share (both fixed), then in one
- * run Lighthouse's performance score (88 against 90) and a tslab kernel in JupyterLab whose port,
- * picked free by Jupyter, was taken before the kernel bound it (EADDRINUSE). Lanes come back once
- * kernels survive such a clash.
+ * Stages in order; a stage's lanes side by side, each lane's parts in order. After test:unit
+ * (which keeps both cores busy by itself), the parts mostly wait for kernels, pages and servers,
+ * so lanes use the second core: the runner beside the parts that need nothing it makes, then the
+ * front ends that read its executed copies and the site side by side. A lane's order is what its
+ * parts need: the site is made from the runner's copies; test:classic and test:lab compare their
+ * figures with the site's; test:deno compares its lines with the runner's.
+ *
+ * Lanes had been taken out after three of four runs with them failed on what load breaks (docs/
+ * testing.md): a split bound and chapter 8's transfer share (both fixed), Lighthouse's performance
+ * score (now reported, not asserted), and a tslab kernel in JupyterLab whose port another process
+ * took before the kernel bound it (EADDRINUSE). Kernels now survive that: tslab exits instead of
+ * hanging, and servers and nbconvert start it again on new ports (scripts/jupyter/port_safe.py).
  */
-const STAGES: Stage[] = [
+/**
+ * What each part needs done before it starts: the build and the native addon of test:unit (the
+ * parts after it only rebuild when stale), the runner's executed copies, the site made of them.
+ */
+export const NEEDS: Record<string, string[]> = {
+  'test:unit': ['native:build', 'systemDeps'],
+  'test:consumer': ['test:unit'],
+  'test:notebooks': ['test:unit'],
+  'test:site': ['test:notebooks'],
+  'test:browser': ['test:site'],
+  'test:browser-lib': ['test:site'],
+  'test:jupyter': ['test:unit'],
+  'check:deno': ['test:unit'],
+  'test:classic': ['test:site'],
+  'test:deno': ['test:notebooks'],
+  'test:lab': ['test:site'],
+};
+
+export const STAGES: Stage[] = [
   [[{ name: 'systemDeps', command: ['bash', 'scripts/systemDeps.sh'] }, npmRun('native:build')]],
-  ...['test:unit', 'test:consumer', 'test:notebooks', 'test:site', 'test:browser', 'test:browser-lib', 'test:jupyter', 'test:classic', 'check:deno', 'test:deno', 'test:lab'].map(
-    (name): Stage => [[npmRun(name, name === 'test:unit' || name === 'test:consumer' ? { TFJS_ACCUMULATE_REQUIRE_NATIVE: '1' } : undefined)]],
-  ),
+  [[npmRun('test:unit', unitEnv)]],
+  [
+    [npmRun('test:notebooks'), npmRun('test:site')],
+    [npmRun('test:consumer', unitEnv), npmRun('test:jupyter'), npmRun('check:deno')],
+  ],
+  [[npmRun('test:browser'), npmRun('test:browser-lib')], [npmRun('test:classic'), npmRun('test:deno')], [npmRun('test:lab')]],
 ];
 
 async function main(): Promise<void> {
+  const problems = orderProblems(STAGES, NEEDS);
+  if (problems.length > 0) throw new Error(`scripts/testAll.ts: the stages break their order:\n${problems.join('\n')}`);
   const t0 = performance.now();
   const results = await runStages(STAGES, { cwd: ROOT });
   const wall = (performance.now() - t0) / 1000;
@@ -83,4 +116,4 @@ async function main(): Promise<void> {
   process.exit(results.every((r) => r.ok) ? 0 : 1);
 }
 
-void main();
+if (require.main === module) void main();

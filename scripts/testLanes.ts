@@ -178,3 +178,37 @@ export async function runStages(stages: Stage[], args: RunStagesArgs): Promise<P
   }
   return results;
 }
+
+/**
+ * What is wrong with an order of `stages` given what each part needs done before it starts
+ * (`needs`: part name → names): a need is met only by a part of an earlier stage or one earlier in
+ * the same lane, since lanes of one stage run side by side. Also a part listed twice, and a need
+ * that is no part at all. Empty when the order is sound.
+ */
+export function orderProblems(stages: Stage[], needs: Record<string, string[]>): string[] {
+  const problems: string[] = [];
+  const where = new Map<string, { stage: number; lane: number; index: number }>();
+  stages.forEach((stage, s) =>
+    stage.forEach((lane, l) =>
+      lane.forEach((part, i) => {
+        if (where.has(part.name)) problems.push(`${part.name} is listed twice`);
+        else where.set(part.name, { stage: s, lane: l, index: i });
+      }),
+    ),
+  );
+  for (const [name, required] of Object.entries(needs)) {
+    const at = where.get(name);
+    if (!at) {
+      problems.push(`${name} has needs but is in no stage`);
+      continue;
+    }
+    for (const need of required) {
+      const before = where.get(need);
+      if (!before) problems.push(`${name} needs ${need}, which is in no stage`);
+      else if (!(before.stage < at.stage || (before.stage === at.stage && before.lane === at.lane && before.index < at.index))) {
+        problems.push(`${name} needs ${need} done before it starts, but ${need} runs ${before.stage === at.stage ? 'beside or after it in the same stage' : 'in a later stage'}`);
+      }
+    }
+  }
+  return problems;
+}

@@ -3,11 +3,13 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { lighthousePages } from '../helpers/frontEndSets';
 import { runLighthouse, startChromium, type LighthouseResult } from '../helpers/lighthouse';
 import { serve } from '../helpers/site';
 
-// Lighthouse's mobile preset on every page of the exported site, served from loopback (gzip, as
-// any static host serves it): accessibility, best practices and SEO 100. The performance score
+// Lighthouse's mobile preset on one page of each kind of the exported site (LIGHTHOUSE in
+// test/helpers/frontEndSets.ts says which and why; E2E_ALL_NOTEBOOKS=1 scores every page), served
+// from loopback (gzip, as any static host serves it): accessibility, best practices and SEO 100. The performance score
 // is reported, not asserted: Lighthouse simulates a slow phone from the blocking time this
 // machine observed, so a busy CI machine scored 88 on a page that scores 100 idle (its total
 // blocking time 460 ms against 0). `LIGHTHOUSE_PERFORMANCE=90` asserts it too, on a quiet machine.
@@ -22,10 +24,7 @@ const MINIMUM: Record<string, number> = { accessibility: 100, 'best-practices': 
 let tmp: string;
 let chromium: { port: number; stop: () => Promise<void> };
 let http: { url: string; close: () => Promise<void> };
-const pages = fs.existsSync(SITE) ? fs.readdirSync(SITE).filter((f) => f.endsWith('.html')).sort() : [];
-// Two pages of the Chinese edition (same frame and scripts as the English pages; site.e2e.ts runs
-// axe on all of them): its index and the chapter with math and charts.
-for (const zh of ['zh/index.html', 'zh/03-accumulation.html']) if (fs.existsSync(path.join(SITE, zh))) pages.push(zh);
+const pages = fs.existsSync(path.join(SITE, 'index.html')) ? lighthousePages(SITE) : [];
 const results: LighthouseResult[] = [];
 
 before(async () => {
@@ -43,7 +42,7 @@ after(async () => {
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 
-describe('Lighthouse, mobile preset, on every page', () => {
+describe('Lighthouse, mobile preset, on one page of each kind', () => {
   for (const name of pages) {
     it(`${name}: accessibility, best practices and SEO 100 (performance reported)`, async (t) => {
       const r = await runLighthouse(new URL(name, http.url).href, chromium.port);

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
-import { allNotebooks, CLASSIC, denoNotebooks, LAB, MissingNotebookError, NBCONVERT_DENO_ZH, NBCONVERT_TSLAB, notebooksOf } from './frontEndSets';
+import { allNotebooks, CLASSIC, denoNotebooks, LAB, LIGHTHOUSE, lighthousePages, MissingNotebookError, MissingPageError, NBCONVERT_DENO_ZH, NBCONVERT_TSLAB, notebooksOf } from './frontEndSets';
 
 describe("the front ends' sets of notebooks", () => {
   const sets = { NBCONVERT_TSLAB, NBCONVERT_DENO_ZH, CLASSIC, LAB };
@@ -45,6 +45,23 @@ describe("the front ends' sets of notebooks", () => {
       assert.throws(() => notebooksOf([{ file: '09-language-model.ipynb', why: 'not written yet' }], {}, root), (e: Error) => e instanceof MissingNotebookError && e.message.includes('09-language-model.ipynb'));
     } finally {
       fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it("Lighthouse's pages: each kind once, every page with E2E_ALL_NOTEBOOKS=1, and a missing one named (the negative case)", () => {
+    const site = fs.mkdtempSync(path.join(os.tmpdir(), 'sets-site-'));
+    try {
+      fs.mkdirSync(path.join(site, 'zh'));
+      for (const { file } of LIGHTHOUSE) fs.writeFileSync(path.join(site, file), '');
+      fs.writeFileSync(path.join(site, '01-environment.html'), '');
+      assert.deepEqual(lighthousePages(site, {}), LIGHTHOUSE.map((c) => c.file));
+      assert.equal(new Set(LIGHTHOUSE.map((c) => c.file)).size, LIGHTHOUSE.length);
+      assert.ok(LIGHTHOUSE.every((c) => c.why.length > 0));
+      assert.ok(lighthousePages(site, { E2E_ALL_NOTEBOOKS: '1' }).includes('01-environment.html'));
+      fs.rmSync(path.join(site, '06-batchnorm.html'));
+      assert.throws(() => lighthousePages(site, {}), (e: Error) => e instanceof MissingPageError && e.message.includes('06-batchnorm.html'));
+    } finally {
+      fs.rmSync(site, { recursive: true, force: true });
     }
   });
 });

@@ -46,6 +46,39 @@ export const LAB: Choice[] = [
   { file: 'zh/09-language-model.ipynb', why: 'the language model in the Chinese edition, under both kernels: the other edition of the chapter the other front ends run in English' },
 ];
 
+/**
+ * The pages Lighthouse scores (test/e2e/lighthouse.e2e.ts). Its accessibility audits are axe-core's,
+ * which site.e2e.ts runs on every page in light and dark; best practices and SEO are properties of
+ * the page frame, the same on every chapter. So one page of each kind: the frame's pages, the
+ * chapters with the most kinds of output, and the Chinese edition.
+ */
+export const LIGHTHOUSE: Choice[] = [
+  { file: 'index.html', why: 'the table of contents, the first page a reader opens' },
+  { file: 'search.html', why: 'the search page and its script' },
+  { file: '03-accumulation.html', why: 'math (KaTeX), tables and computed markdown' },
+  { file: '06-batchnorm.html', why: 'the most figures and tables, and the largest page' },
+  { file: '09-language-model.html', why: 'the longest code cells and outputs' },
+  { file: 'zh/index.html', why: "the Chinese edition's frame, CJK fonts and lang" },
+  { file: 'zh/03-accumulation.html', why: 'the Chinese edition with math and tables' },
+];
+
+/** A set's page that the exported site does not have: named, not skipped. */
+export class MissingPageError extends Error {
+  override name = 'MissingPageError';
+}
+
+/**
+ * The pages of {@link LIGHTHOUSE} in `site`, each checked to exist; every page of both editions
+ * instead when `E2E_ALL_NOTEBOOKS=1`.
+ */
+export function lighthousePages(site: string, env: NodeJS.ProcessEnv = process.env): string[] {
+  if (env.E2E_ALL_NOTEBOOKS === '1') return ['', 'zh/'].flatMap((dir) => (fs.existsSync(path.join(site, dir)) ? fs.readdirSync(path.join(site, dir)).filter((f) => f.endsWith('.html')).sort().map((f) => dir + f) : []));
+  for (const { file } of LIGHTHOUSE) {
+    if (!fs.existsSync(path.join(site, file))) throw new MissingPageError(`test/helpers/frontEndSets.ts names ${file} for Lighthouse, which is not in ${site}; update the set.`);
+  }
+  return LIGHTHOUSE.map((c) => c.file);
+}
+
 const NOTEBOOKS = path.resolve(__dirname, '..', '..', 'notebooks');
 
 /** Every notebook below notebooks/ of the given editions ('' English, 'zh/' Chinese), sorted. */
