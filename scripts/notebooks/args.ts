@@ -25,6 +25,12 @@ export interface RunNotebooksArgs {
   maxCellOutputBytes?: number;
   /** Bytes of output a whole notebook may keep, as {@link maxCellOutputBytes}. Default 10 000 000 (10 MB). */
   maxNotebookOutputBytes?: number;
+  /**
+   * Notebooks run at once, each in its own kernel: a whole number from 1 to {@link MAX_JOBS}.
+   * A notebook that measures time (measuresTime.ts) still runs alone. With more than one, a
+   * notebook's progress lines are printed together when it ends. Default 1.
+   */
+  jobs?: number;
   /** Where progress lines go. Default: standard output. */
   log?: (line: string) => void;
 }
@@ -48,7 +54,26 @@ export const DEFAULTS = {
   checkClean: false,
   maxCellOutputBytes: 1_000_000,
   maxNotebookOutputBytes: 10_000_000,
+  jobs: 1,
 };
+
+/** The most notebooks run at once: each kernel holds a Node process and tfjs (about 300 MB). */
+export const MAX_JOBS = 16;
+
+export const JOBS_ACCEPTED = `a whole number from 1 to ${MAX_JOBS}`;
+
+/** Checks `jobs` from code. */
+export function checkJobs(value: unknown): number {
+  if (!(typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= MAX_JOBS)) throw runnerArgumentError('jobs', JOBS_ACCEPTED, typeof value === 'string' ? JSON.stringify(value) : String(value));
+  return value;
+}
+
+/** Reads `--jobs=N`. */
+export function parseJobs(value: string | undefined): number {
+  const n = /^\d+$/.test(value ?? '') ? Number(value) : NaN;
+  if (!(n >= 1 && n <= MAX_JOBS)) throw runnerArgumentError('--jobs', JOBS_ACCEPTED, JSON.stringify(value ?? ''));
+  return n;
+}
 
 /**
  * The longest finite per-cell timeout: Node's timers hold a signed 32-bit count of milliseconds,

@@ -5,7 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { DEFAULTS, MAX_TIMEOUT_SECONDS, parseOutputBytes, parseTimeout, RunnerArgumentError, runnerArgumentError, type RunNotebooksArgs } from './args';
+import { DEFAULTS, MAX_TIMEOUT_SECONDS, parseJobs, parseOutputBytes, parseTimeout, RunnerArgumentError, runnerArgumentError, type RunNotebooksArgs } from './args';
 import type { NotebookReport } from './nbformat';
 import { formatBytes } from './outputCap';
 import { collectNotebooks, runNotebooks, seconds, shown } from './runner';
@@ -31,6 +31,9 @@ Options:
                      note in the cell.
   --max-notebook-output=SIZE
                      The same for all of a notebook's cells. Default ${formatBytes(DEFAULTS.maxNotebookOutputBytes)}.
+  --jobs=N           Notebooks run at once, each in its own kernel. Default ${DEFAULTS.jobs}. A
+                     notebook that measures time (chapters 7 and 8) still runs alone; each
+                     notebook's lines are printed together when it ends.
   --help             Print this help.
 
 A notebook fails at the first cell that throws, does not type-check, runs past the timeout,
@@ -58,9 +61,11 @@ export function parseArgs(argv: string[]): RunNotebooksArgs | 'help' {
       args.maxCellOutputBytes = parseOutputBytes(flag, value);
     } else if (flag === '--max-notebook-output') {
       args.maxNotebookOutputBytes = parseOutputBytes(flag, value);
+    } else if (flag === '--jobs') {
+      args.jobs = parseJobs(value);
     } else if (arg.startsWith('-')) {
       throw new RunnerArgumentError(
-        `runNotebooks: unknown option ${arg}; accepted: --timeout=SECONDS|none, --out=DIR, --check-clean, --max-cell-output=SIZE|none, --max-notebook-output=SIZE|none, --help, then notebook files or folders.`,
+        `runNotebooks: unknown option ${arg}; accepted: --timeout=SECONDS|none, --out=DIR, --check-clean, --max-cell-output=SIZE|none, --max-notebook-output=SIZE|none, --jobs=N, --help, then notebook files or folders.`,
       );
     } else {
       args.inputs!.push(arg);

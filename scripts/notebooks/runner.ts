@@ -8,7 +8,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { checkOutputBytes, checkTimeoutSeconds, DEFAULTS, NOTEBOOKS_ROOT, type RunNotebooksArgs } from './args';
+import { checkJobs, checkOutputBytes, checkTimeoutSeconds, DEFAULTS, NOTEBOOKS_ROOT, type RunNotebooksArgs } from './args';
+import { measuresTime } from './measuresTime';
+import { Slots } from './slots';
 import type { Kernel, KernelDriver, KernelEvent } from './kernel';
 import { formatBytes, OutputBudget, truncateUtf8, type CellBudget } from './outputCap';
 import {
@@ -326,10 +328,28 @@ export async function runNotebooks(args: RunNotebooksArgs = {}): Promise<Noteboo
       if (f.endsWith('.ipynb') && !current.has(path.join(outDir, f))) fs.rmSync(path.join(outDir, f));
     }
   }
+  const jobs = checkJobs(args.jobs ?? DEFAULTS.jobs);
+  const header = (i: number): string => `[${i + 1}/${files.length}] ${shown(files[i])}`;
   const reports: NotebookReport[] = [];
-  for (const [i, file] of files.entries()) {
-    log(`[${i + 1}/${files.length}] ${shown(file)}`);
-    reports.push(await runNotebook(file, args));
+  if (jobs === 1) {
+    for (const i of files.keys()) {
+      log(header(i));
+      reports.push(await runNotebook(files[i], args));
+    }
+    return reports;
   }
+  // Side by side, each notebook's lines are kept and printed together when it ends, so that a
+  // log reads one notebook at a time; the reports keep the order of the files.
+  const slots = new Slots(jobs);
+  await Promise.all(
+    files.map((file, i) => {
+      const alone = measuresTime(file);
+      return slots.run(alone ? jobs : 1, async () => {
+        const lines: string[] = alone ? ['  ran alone: it measures time'] : [];
+        reports[i] = await runNotebook(file, { ...args, log: (line) => lines.push(line) });
+        for (const line of [header(i), ...lines]) log(line);
+      });
+    }),
+  );
   return reports;
 }

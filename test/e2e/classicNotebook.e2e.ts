@@ -13,7 +13,7 @@ import { portSafeArgs, portSafeEnv } from '../../scripts/jupyter/portSafe';
 import { CLASSIC, notebooksOf } from '../helpers/frontEndSets';
 import { compareShots, pixelDifference, shootFigure, siteFigure } from '../helpers/figureShots';
 import { inSlots, NOTEBOOK_SLOTS } from '../helpers/notebookSlots';
-import { Slots } from '../helpers/slots';
+import { Slots } from '../../scripts/notebooks/slots';
 import { HANG_MS, NOTEBOOK_HANG_MS } from '../helpers/ceilings';
 
 // Opens a representative set of notebooks (test/helpers/frontEndSets.ts) in the real classic Notebook front end (Debian's jupyter-notebook) with the

@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { describeRun, folderSize, markdownPrograms, megabytes, REFUSED_TFJS, run, SUPPORTED_TFJS, unexpectedStderr, type Run } from '../helpers/consumer';
-import { Slots } from '../helpers/slots';
+import { Slots } from '../../scripts/notebooks/slots';
 
 // The package as a user gets it: `npm pack` (whose prepack builds a stale dist), then a fresh
 // project per supported tfjs version that installs the tarball beside that tfjs and the wasm

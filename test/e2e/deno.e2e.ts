@@ -9,7 +9,7 @@ import { NOTEBOOKS_DIR, readNotebook, type NotebookJson } from '../../scripts/de
 import { denoNotebooks } from '../helpers/frontEndSets';
 import { isolatedJupyterEnv, nbconvertExecute, runCommand } from '../helpers/jupyter';
 import { inSlots, NOTEBOOK_SLOTS } from '../helpers/notebookSlots';
-import { Slots } from '../helpers/slots';
+import { Slots } from '../../scripts/notebooks/slots';
 import { loadTslabReference } from '../helpers/tslabReference';
 import { CELL_HANG_SECONDS } from '../helpers/ceilings';
 

@@ -8,7 +8,7 @@ import { PLOTLY_MIME } from '../../src/tutorial/index';
 import { NBCONVERT_TSLAB, notebooksOf } from '../helpers/frontEndSets';
 import { isolatedJupyterEnv, nbconvertExecute } from '../helpers/jupyter';
 import { inSlots, NOTEBOOK_SLOTS } from '../helpers/notebookSlots';
-import { Slots } from '../helpers/slots';
+import { Slots } from '../../scripts/notebooks/slots';
 import { saveTslabReference } from '../helpers/tslabReference';
 import { CELL_HANG_SECONDS } from '../helpers/ceilings';
 

@@ -1,19 +1,10 @@
-import * as fs from 'node:fs';
-import type { Slots } from './slots';
+import { measuresTime } from '../../scripts/notebooks/measuresTime';
+import type { Slots } from '../../scripts/notebooks/slots';
 
 // Running the tutorial's notebooks two at a time, as test:jupyter and test:deno do: one
 // nbconvert run keeps about one of CI's two cores busy (a kernel, then Python between cells),
-// so two runs side by side take little more than one. The chapters that measure time (speed
-// ratios, cores used) run alone, so that what they measure is theirs.
-
-/** The notebook calls a timing function in its code: measureAccumulation, timeCalls, performance.now … */
-const TIMING_CALL = /\b(?:measure[A-Z]\w*|timeCalls?|performance\.now)\s*\(/;
-
-/** Whether a notebook's code measures time, so that it must not share the machine. */
-export function measuresTime(notebookFile: string): boolean {
-  const nb = JSON.parse(fs.readFileSync(notebookFile, 'utf8')) as { cells: { cell_type: string; source: string | string[] }[] };
-  return nb.cells.some((c) => c.cell_type === 'code' && TIMING_CALL.test(Array.isArray(c.source) ? c.source.join('') : c.source));
-}
+// so two runs side by side take little more than one. The chapters that measure time run alone
+// (scripts/notebooks/measuresTime.ts).
 
 /** The runs of one e2e part: two at a time, a notebook that measures time alone. */
 export const NOTEBOOK_SLOTS = 2;

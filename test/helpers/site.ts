@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import { chromium, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
-import { Slots } from './slots';
+import { Slots } from '../../scripts/notebooks/slots';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'];

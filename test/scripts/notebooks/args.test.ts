@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { checkTimeoutSeconds, MAX_TIMEOUT_SECONDS, parseTimeout, RunnerArgumentError } from '../../../scripts/notebooks/args';
+import { checkJobs, checkTimeoutSeconds, MAX_TIMEOUT_SECONDS, parseTimeout, RunnerArgumentError } from '../../../scripts/notebooks/args';
 
 describe('the per-cell timeout', () => {
   it('is at most 2^31 - 1 ms, the longest delay a Node timer holds', () => {
@@ -26,5 +26,13 @@ describe('the per-cell timeout', () => {
     for (const value of [3e6, 0, -1, NaN, '10']) {
       assert.throws(() => checkTimeoutSeconds(value), (e: Error) => e.name === 'RunnerArgumentError' && /cellTimeoutSeconds must be .* or Infinity for no limit; got /.test(e.message));
     }
+  });
+});
+
+describe('jobs', () => {
+  it('is a whole number from 1 to 16 from code too, or a named error', () => {
+    assert.equal(checkJobs(1), 1);
+    assert.equal(checkJobs(16), 16);
+    for (const bad of [0, 17, 1.5, NaN, Infinity, '2']) assert.throws(() => checkJobs(bad), (e: Error) => e instanceof RunnerArgumentError && /jobs must be a whole number from 1 to 16/.test(e.message));
   });
 });

@@ -95,6 +95,62 @@ describe('the runner command on failing notebooks', () => {
   });
 });
 
+/** A notebook of `sources`, one code cell each. */
+function notebookOf(...sources: string[]): string {
+  const cells = sources.map((source) => ({ cell_type: 'code', metadata: {}, source, outputs: [], execution_count: null }));
+  return tinyNotebook({ cells });
+}
+
+// Two notebooks that can only finish side by side: each marks its start, then waits for the other's.
+const meeting = (me: string, other: string): string =>
+  notebookOf(
+    `import * as fs from 'fs';\nfs.writeFileSync('${me}.start', '');`,
+    `while (!fs.existsSync('${other}.start')) await new Promise((r) => setTimeout(r, 20));\nconsole.log('${me} met ${other}');`,
+  );
+
+describe('the runner command with --jobs', () => {
+  it('runs notebooks side by side, prints each one\'s lines together, keeps the reports in file order, and runs a timing notebook alone', () => {
+    const dir = path.join(tmp, 'jobs');
+    fs.mkdirSync(dir);
+    fs.writeFileSync(path.join(dir, 'a.ipynb'), meeting('a', 'b'));
+    fs.writeFileSync(path.join(dir, 'b.ipynb'), meeting('b', 'a'));
+    fs.writeFileSync(path.join(dir, 'c-timing.ipynb'), notebookOf('const t0 = performance.now();\nconsole.log(typeof t0);'));
+    const r = cli('--jobs=2', `--out=${path.join(tmp, 'jobs-out')}`, dir);
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+    assert.deepEqual(read(path.join(tmp, 'jobs-out', 'a.ipynb')).cells[1].outputs, [{ output_type: 'stream', name: 'stdout', text: 'a met b\n' }]);
+    // Each header is followed by its own notebook's lines only, up to the next header.
+    const blocks = r.stdout.split(/^(?=\[\d\/3\] )/m).slice(1);
+    assert.equal(blocks.length, 3, r.stdout);
+    for (const block of blocks) {
+      const name = /^\[\d\/3\] .*\/([\w-]+)\.ipynb/.exec(block)![1];
+      assert.equal(/ran alone: it measures time/.test(block), name === 'c-timing', block);
+      // a's second cell waits for b.start, b's for a.start: a block holds its own line, not the other's.
+      const own = block.split('\nnotebook ')[0];
+      if (name === 'a') assert.ok(own.includes("existsSync('b.start')") && !own.includes("existsSync('a.start')"), own);
+      if (name === 'b') assert.ok(own.includes("existsSync('a.start')") && !own.includes("existsSync('b.start')"), own);
+    }
+    assert.deepEqual([...r.stdout.matchAll(/^(\S+)\.ipynb\s+\d+\/\d+ /gm)].map((m) => m[1]), ['a', 'b', 'c-timing']);
+  });
+
+  it('is what lets them meet: one at a time, the first waits for a notebook that cannot start (the negative case)', () => {
+    const dir = path.join(tmp, 'one-job');
+    fs.mkdirSync(dir);
+    fs.writeFileSync(path.join(dir, 'a.ipynb'), meeting('a', 'b'));
+    fs.writeFileSync(path.join(dir, 'b.ipynb'), meeting('b', 'a'));
+    const r = cli('--timeout=15', `--out=${path.join(tmp, 'one-job-out')}`, path.join(dir, 'a.ipynb'), path.join(dir, 'b.ipynb'));
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /a\.ipynb, cell 2 .* timed out/);
+  });
+
+  it('refuses a count that is not a whole number from 1 to 16, naming what is accepted', () => {
+    for (const bad of ['0', '2.5', 'two', '17', '']) {
+      const r = cli(`--jobs=${bad}`);
+      assert.equal(r.status, 2);
+      assert.match(r.stderr, new RegExp(`runNotebooks: --jobs must be a whole number from 1 to 16; got "${bad.replace('.', '\\.')}"\\.`));
+    }
+  });
+});
+
 describe('the runner command on bad input', () => {
   it('explains each unusable notebook and still runs and reports the others', () => {
     const dir = path.join(tmp, 'bad');

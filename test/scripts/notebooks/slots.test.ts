@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Slots } from './slots';
+import { Slots } from '../../../scripts/notebooks/slots';
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
