@@ -176,9 +176,9 @@ export function exportSite(args: ExportSiteArgs = {}): SiteReport {
     const common = { lang: e.lang, root, siteUrl: args.siteUrl };
     fs.mkdirSync(path.join(outDir, e.dir), { recursive: true });
     fs.mkdirSync(path.join(outDir, 'notebooks', e.dir), { recursive: true });
-    // The "run it in your browser" blocks are English prose and load from assets/ relative to the
-    // page, so they join the top-level (English) edition only.
-    const live = e.dir === '' ? liveBlocks(outDir, e.pages.map((p) => p.notebook)) : e.pages.map(() => '');
+    // The "run it in your browser" blocks, in the edition's words; their scripts live once in the
+    // site's assets/, which a zh/ page reaches through root.
+    const live = liveBlocks(outDir, e.pages.map((p) => p.notebook), e.lang, root);
     e.pages.forEach((p, i) => {
       fs.copyFileSync(path.join(e.inDir, p.notebook), path.join(outDir, 'notebooks', e.dir, p.notebook));
       const page = layout({

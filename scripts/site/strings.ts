@@ -26,6 +26,30 @@ export interface BrowserStrings {
   ofCell: string;
 }
 
+/**
+ * The words of a "run it in your browser" block (scripts/site/live/): the exporter writes the
+ * heading, the sentence and the button into the page, and hands the rest to the block's script
+ * (loader.ts) in a data attribute.
+ */
+export interface LiveStrings {
+  heading: string;
+  /** What chapter 3's block runs; `{api}` is the class's name, as code. */
+  accumulation: string;
+  /** What chapter 4's block runs. */
+  trainingLoop: string;
+  /** After the block's sentence: what pressing the button costs. */
+  download: string;
+  button: string;
+  loading: string;
+  running: string;
+  /** The result's first line; `{name}`: the backend's name. */
+  backend: string;
+  /** `{why}`: the error's message. */
+  failed: string;
+  /** The names of the numbers a run reports (scripts/site/live/run.ts), by their key. */
+  numbers: Record<string, string>;
+}
+
 /** Every UI string of one edition. */
 export interface UiStrings {
   /** The language's own name, on the link that leads to it. */
@@ -84,6 +108,7 @@ export interface UiStrings {
   indexTitle: string;
   searchDescription: string;
   browser: BrowserStrings;
+  live: LiveStrings;
 }
 
 const EN: UiStrings = {
@@ -144,6 +169,25 @@ const EN: UiStrings = {
     inThe: { prose: 'in the text', code: 'in the code', output: 'in the output' },
     ofCell: ' of cell {n}',
   },
+  live: {
+    heading: 'Run it in your browser',
+    accumulation: 'Four micro-batches of 16 through {api} against one SGD step on all 64, as above, on the best backend your browser offers (WebGL, else cpu).',
+    trainingLoop: "The article's training loop: 20 micro-batches of 16, an update after every 4th, on the best backend your browser offers (WebGL, else cpu).",
+    download: 'Nothing is downloaded until you press the button (about 1 MB: TensorFlow.js and the library).',
+    button: 'Run in this browser',
+    loading: 'Loading TensorFlow.js and tfjs-accumulate…',
+    running: 'Running…',
+    backend: 'Backend: {name}',
+    failed: 'The example could not run here: {why}',
+    numbers: {
+      maxRelativeDifference: 'largest relative difference',
+      updateStep: 'updates applied',
+      updates: 'updates applied',
+      firstWindowLoss: 'loss of the first window',
+      lastWindowLoss: 'loss of the last window',
+      ms: 'time',
+    },
+  },
 };
 
 const ZH: UiStrings = {
@@ -203,6 +247,25 @@ const ZH: UiStrings = {
     matchesTruncated: '“{q}”共有 {n} 处匹配，只显示最相关的 {max} 处。',
     inThe: { prose: '正文', code: '代码', output: '输出' },
     ofCell: '，第 {n} 个单元',
+  },
+  live: {
+    heading: '在浏览器里运行',
+    accumulation: '和上文一样，让 4 个 16 样本的微批次经过 {api}，再和在全部 64 个样本上做的一步 SGD 对比；用你的浏览器能提供的最快后端（有 WebGL 就用 WebGL，否则用 cpu）。',
+    trainingLoop: '原文的训练循环：20 个 16 样本的微批次，每 4 个更新一次；用你的浏览器能提供的最快后端（有 WebGL 就用 WebGL，否则用 cpu）。',
+    download: '按下按钮之前什么都不会下载（约 1 MB：TensorFlow.js 和本库）。',
+    button: '在这个浏览器里运行',
+    loading: '正在加载 TensorFlow.js 和 tfjs-accumulate……',
+    running: '正在运行……',
+    backend: '后端：{name}',
+    failed: '这个例子无法在这里运行：{why}',
+    numbers: {
+      maxRelativeDifference: '最大相对差距',
+      updateStep: '已执行的更新次数',
+      updates: '已执行的更新次数',
+      firstWindowLoss: '第一个窗口的损失',
+      lastWindowLoss: '最后一个窗口的损失',
+      ms: '用时',
+    },
   },
 };
 

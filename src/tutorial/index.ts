@@ -6,6 +6,7 @@
  */
 export { simpleNet, mlp, cnn, NORMALIZATIONS, ARTICLE_SETUP } from './models';
 export type { SimpleNetArgs, DigitModelArgs, NormalizationKind } from './models';
+export { normalizationName } from './normalizationName';
 export { syntheticMicroBatches, syntheticBatch, splitIntoMicroBatches } from './data/synthetic';
 export type { MicroBatch, SyntheticDataArgs } from './data/synthetic';
 export { loadMnist, mnistMicroBatches } from './data/mnist';
@@ -18,7 +19,7 @@ export { weightsOf, maxRelativeDifference } from './weights';
 export type { WeightSnapshot } from './weights';
 export type { AccumulationMeasurement, MeasureAccumulationArgs, TimeCallArgs, Timing } from './measure';
 export { lineChart, barChart, baseLayout, PALETTE, PLOTLY_MIME, figureBundle, showFigure, figureText, figureTextLabel, figureAriaLabel, figureSvg, showTable, tableBundle } from './plot';
-export { formatNumber, setLocale, activeLocale, translateText, looksEnglish, localizeFigure, figureLocale, MissingTranslationError } from './plot';
+export { formatNumber, joinSentences, spacesAfterChinesePunctuation, setLocale, activeLocale, translateText, looksEnglish, localizeFigure, figureLocale, MissingTranslationError } from './plot';
 export type { PlotlyFigure, PlotlyTrace, Series, LineChartArgs, BarChartArgs, DisplayBundle, FigureArgs, TableRow, TableArgs, TableBundle, DisplayLocale, FormatNumberArgs } from './plot';
 export { runNormExperiment, batchStatisticsDeviation, testErrorOf, testErrorSpread, NORM_EXPERIMENT_PRESETS, WU_HE_2018 } from './experiments/normExperiment';
 export type { NormExperimentArgs, NormExperimentProgress, NormExperimentResult, NormRunRecord, NormSummaryRow, StatisticsDeviation } from './experiments/normExperiment';

@@ -2,11 +2,12 @@
  * The "run it in your browser" code of chapters 3 and 4, bundled with tfjs into
  * `assets/live/run.js` by ./export.ts. The page loads it only when the reader presses the
  * button (./loader.ts), so tfjs costs nothing to a reader who only reads. Each run uses the
- * best backend the browser offers, shows its numbers and a chart, and disposes what it made.
+ * best backend the browser offers, shows its numbers and a chart (in the page's language), and
+ * disposes what it made.
  */
 import * as tf from '@tensorflow/tfjs';
 import { GradientAccumulator } from '../../../src/index';
-import { ARTICLE_SETUP, figureSvg, lineChart, simpleNet, splitIntoMicroBatches, syntheticBatch, syntheticMicroBatches } from '../../../src/tutorial/index';
+import { ARTICLE_SETUP, figureSvg, lineChart, localizeFigure, type DisplayLocale, type PlotlyFigure, simpleNet, splitIntoMicroBatches, syntheticBatch, syntheticMicroBatches } from '../../../src/tutorial/index';
 
 /** What a run reports; also written to the block's data attributes so tests can read it. */
 export interface LiveResult {
@@ -36,11 +37,14 @@ async function bestBackend(): Promise<string> {
   throw new Error('no tfjs backend could start in this browser');
 }
 
+/** The chart as SVG, its texts in the page's language (the display table, src/tutorial/plot/locales/). */
+const draw = (fig: PlotlyFigure, locale: DisplayLocale) => figureSvg(localizeFigure(fig, locale));
+
 const mse = (model: tf.LayersModel, xs: tf.Tensor, ys: tf.Tensor) => tf.losses.meanSquaredError(ys, model.predict(xs) as tf.Tensor) as tf.Scalar;
 const weightsOf = (model: tf.LayersModel) => model.trainableWeights.flatMap((w) => Array.from(w.read().dataSync()));
 
 /** Chapter 3: four micro-batches of 16 through the accumulator against one SGD step on all 64. */
-function accumulation(): Omit<LiveResult, 'backend'> {
+function accumulation(locale: DisplayLocale): Omit<LiveResult, 'backend'> {
   const { accumulationSteps, microBatchSize, learningRate } = ARTICLE_SETUP;
   const batch = syntheticBatch(accumulationSteps * microBatchSize, { seed: 3 });
   const parts = splitIntoMicroBatches(batch, Array(accumulationSteps).fill(microBatchSize));
@@ -57,7 +61,7 @@ function accumulation(): Omit<LiveResult, 'backend'> {
     const ms = performance.now() - start;
     const gap = Math.max(...a.map((v, i) => Math.abs(v - b[i]))) / Math.max(...b.map(Math.abs));
     const index = a.map((_, i) => i);
-    const svg = figureSvg(
+    const svg = draw(
       lineChart({
         title: 'Weights after 4 x 16 and after one step of 64',
         xTitle: 'weight',
@@ -67,6 +71,7 @@ function accumulation(): Omit<LiveResult, 'backend'> {
           { name: 'accumulated 4 x 16', x: index, y: a, dashed: true },
         ],
       }),
+      locale,
     );
     return { numbers: { maxRelativeDifference: gap, updateStep: accumulator.updateStep, ms }, svg };
   } finally {
@@ -79,7 +84,7 @@ function accumulation(): Omit<LiveResult, 'backend'> {
 }
 
 /** Chapter 4: the article's loop, 20 micro-batches of 16 and an update after every 4th. */
-function trainingLoop(): Omit<LiveResult, 'backend'> {
+function trainingLoop(locale: DisplayLocale): Omit<LiveResult, 'backend'> {
   const { accumulationSteps, microBatches, learningRate } = ARTICLE_SETUP;
   const model = simpleNet({ seed: 0 });
   const accumulator = new GradientAccumulator({ optimizer: tf.train.sgd(learningRate), accumulationSteps });
@@ -99,16 +104,17 @@ function trainingLoop(): Omit<LiveResult, 'backend'> {
       }
     }
     const ms = performance.now() - start;
-    const svg = figureSvg(
+    const svg = draw(
       lineChart({
         title: 'SimpleNet in your browser: loss per micro-step and per update',
-        xTitle: 'microStep',
+        xTitle: 'micro-step',
         yTitle: 'mean squared error',
         series: [
           { name: 'micro-batch loss', x: microLosses.map((_, i) => i + 1), y: microLosses },
           { name: 'window loss (logical batch of 64)', x: updateLosses.map((_, i) => (i + 1) * accumulationSteps), y: updateLosses, dashed: true },
         ],
       }),
+      locale,
     );
     return {
       numbers: { updates: accumulator.updateStep, firstWindowLoss: updateLosses[0], lastWindowLoss: updateLosses[updateLosses.length - 1], ms },
@@ -122,10 +128,11 @@ function trainingLoop(): Omit<LiveResult, 'backend'> {
 
 const RUNS = { accumulation, 'training-loop': trainingLoop };
 
-async function run(kind: keyof typeof RUNS): Promise<LiveResult & { tensorsLeft: number }> {
+/** Runs one block's example; `locale` is the page's (the block's `data-lang`), `en` or `zh`. */
+async function run(kind: keyof typeof RUNS, locale: DisplayLocale = 'en'): Promise<LiveResult & { tensorsLeft: number }> {
   const backend = await bestBackend();
   const before = tf.memory().numTensors;
-  const result = RUNS[kind]();
+  const result = RUNS[kind](locale === 'zh' ? 'zh' : 'en');
   return { backend, ...result, tensorsLeft: tf.memory().numTensors - before };
 }
 
