@@ -70,8 +70,10 @@ describe('the Chinese texts the outputs are made of', () => {
 });
 
 describe('the executed Chinese notebooks (build/notebooks/zh, from npm run notebooks)', () => {
+  // test:unit runs before the notebooks do, so there this may be skipped; test:site runs it after
+  // them with REQUIRE_EXECUTED_NOTEBOOKS=1, where a missing run fails.
   const files = executedNotebooks(EXECUTED_ZH);
-  it('have been executed', { skip: files.length === 0 && 'no executed zh notebooks: run `npm run notebooks -- notebooks/zh` first' }, () => {
+  it('have been executed', { skip: files.length === 0 && process.env.REQUIRE_EXECUTED_NOTEBOOKS !== '1' && 'no executed zh notebooks: run `npm run notebooks -- notebooks/zh` first' }, () => {
     assert.ok(files.length > 0);
   });
   for (const file of files) {
