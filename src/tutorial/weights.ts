@@ -53,3 +53,31 @@ export function maxRelativeDifference(a: readonly ArrayLike<number>[], b: readon
   if (diff === 0) return 0;
   return diff / scale;
 }
+
+/**
+ * How wrong an update is: `‖Δa − Δb‖ / ‖Δb‖`, where `Δa = after − before` is the update a rule
+ * made and `Δb = reference − before` the one it should have made, norms over every value of
+ * every weight (in float64). After one small step the weights barely move, so a difference
+ * relative to the weights ({@link maxRelativeDifference}) stays small however wrong the update
+ * is; this is relative to the update itself: 0 for the right update, 1 for no update, |c − 1|
+ * for an update c times the right one (0.5 for one half too long).
+ *
+ * @throws If the three snapshots do not hold the same weights, or the reference did not move.
+ */
+export function updateRelativeError(before: readonly ArrayLike<number>[], after: readonly ArrayLike<number>[], reference: readonly ArrayLike<number>[]): number {
+  const same = (s: readonly ArrayLike<number>[]): boolean => Array.isArray(s) && s.length === before.length && s.every((w, i) => w?.length === before[i]?.length);
+  if (!Array.isArray(before) || !same(after) || !same(reference)) {
+    throw argumentError('updateRelativeError', '(before, after, reference)', 'three snapshots of the same weights (same count and sizes, e.g. from weightsOf)', after);
+  }
+  let error = 0;
+  let size = 0;
+  before.forEach((values, i) => {
+    for (let k = 0; k < values.length; k++) {
+      const wanted = reference[i][k] - values[k];
+      error += (after[i][k] - reference[i][k]) ** 2;
+      size += wanted ** 2;
+    }
+  });
+  if (size === 0) throw argumentError('updateRelativeError', 'reference', 'weights that moved from `before` (the update to compare with)', reference);
+  return Math.sqrt(error) / Math.sqrt(size);
+}

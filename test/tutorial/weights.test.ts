@@ -1,7 +1,8 @@
 import * as tf from '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { maxRelativeDifference, weightsOf } from '../../src/tutorial/weights';
+import fc from 'fast-check';
+import { maxRelativeDifference, updateRelativeError, weightsOf } from '../../src/tutorial/weights';
 import { assertThrowsMentioning, denseModel } from '../helpers';
 
 describe('weightsOf', () => {
@@ -40,5 +41,37 @@ describe('maxRelativeDifference', () => {
   test('refuses snapshots of different weights', () => {
     assertThrowsMentioning(() => maxRelativeDifference([[1]], [[1], [2]]), 'maxRelativeDifference', 'same count and sizes');
     assertThrowsMentioning(() => maxRelativeDifference([[1, 2]], [[1]]), 'same count and sizes');
+  });
+});
+
+describe('updateRelativeError', () => {
+  const before = [Float32Array.from([1, 2]), Float32Array.from([3])];
+  const step = (c: number): Float32Array[] => before.map((w) => w.map((v) => v - c * 0.001 * v));
+  test('is 0 for the right update, 1 for none, and |c - 1| for c times the right one, where the weights barely differ', () => {
+    assert.equal(updateRelativeError(before, step(1), step(1)), 0);
+    assert.equal(updateRelativeError(before, before, step(1)), 1);
+    assert.ok(Math.abs(updateRelativeError(before, step(1.5), step(1)) - 0.5) < 1e-4);
+    assert.ok(maxRelativeDifference(step(1.5), step(1)) < 1e-3, 'the measure over the weights hides the 50% error');
+  });
+
+  test('is |c - 1| for any update and any scale (property, seeded)', () => {
+    const vector = fc.array(fc.float({ min: -10, max: 10, noNaN: true, noDefaultInfinity: true }), { minLength: 1, maxLength: 8 });
+    fc.assert(
+      fc.property(vector, vector, fc.double({ min: 0, max: 3, noNaN: true }), (w, d, c) => {
+        const n = Math.min(w.length, d.length);
+        const b = [Float64Array.from(w.slice(0, n))];
+        const delta = d.slice(0, n);
+        fc.pre(delta.some((x) => Math.abs(x) > 1e-3));
+        const ref = [b[0].map((v, i) => v + delta[i])];
+        const after = [b[0].map((v, i) => v + c * delta[i])];
+        return Math.abs(updateRelativeError(b, after, ref) - Math.abs(c - 1)) < 1e-9 * (1 + c);
+      }),
+      { seed: 20261204, numRuns: 200 },
+    );
+  });
+
+  test('refuses snapshots of other weights, or a reference that did not move, naming what is accepted', () => {
+    assertThrowsMentioning(() => updateRelativeError(before, [before[0]], step(1)), 'three snapshots of the same weights');
+    assertThrowsMentioning(() => updateRelativeError(before, step(1), before), 'weights that moved');
   });
 });
