@@ -198,7 +198,7 @@ describe('the runner command on bad input', () => {
     }
     const r = cli('--timout=3');
     assert.equal(r.status, 2);
-    assert.match(r.stderr, /^runNotebooks: unknown option --timout=3; accepted: --timeout=SECONDS\|none, --out=DIR, --check-clean, --max-cell-output=SIZE\|none, --max-notebook-output=SIZE\|none, --help/);
+    assert.match(r.stderr, /^runNotebooks: unknown option --timout=3; accepted: --timeout=SECONDS\|none, --out=DIR, --check-clean, --max-cell-output=SIZE\|none, --max-notebook-output=SIZE\|none, --jobs=N, --help/);
   });
 
   it('prints its help, which says how large a timeout may be and how to ask for none', () => {
