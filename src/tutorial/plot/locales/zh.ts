@@ -80,7 +80,8 @@ export const ZH_TEXTS: Readonly<Record<string, string>> = {
   'peak(4 x 16) / peak(1 x 64)': '峰值(4 x 16) / 峰值(1 x 64)',
 
   // The site's live blocks (scripts/site/live/run.ts), drawn in the reader's browser.
-  'Weights after 4 x 16 and after one step of 64': '累积 4 x 16 之后与一步 64 个样本之后的权重',
+  'How far each weight moved: 4 x 16 against one step of 64': '每个权重移动了多少：累积 4 x 16 与一步 64 个样本',
+  'change in the weight': '权重的变化',
   weight: '权重',
   'one step of 64': '一步 64 个样本',
   'accumulated 4 x 16': '累积 4 x 16',
