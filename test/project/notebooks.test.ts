@@ -144,7 +144,7 @@ function unlinkedIssues(markdown: string): string[] {
 
 describe('the notebooks', () => {
   it('are the chapters, numbered in reading order', () => {
-    assert.deepEqual(files.map((f) => f.slice(0, 3)), ['00-', '01-', '02-', '03-', '04-', '05-', '06-', '07-', '08-', '09-']);
+    assert.deepEqual(files.map((f) => f.slice(0, 3)), ['00-', '01-', '02-', '03-', '04-', '05-', '06-', '07-', '08-', '09-', '10-']);
   });
 
   for (const file of [...files, ...translated]) {
@@ -164,7 +164,7 @@ describe('the notebooks', () => {
         const [title, imports] = notebook.cells;
         assert.equal(title.cell_type, 'markdown');
         const lines = text(title).split('\n').filter((l) => l.trim() !== '');
-        assert.match(lines[0], /^# \d\. /, 'an H1 title');
+        assert.match(lines[0], /^# \d+\. /, 'an H1 title');
         assert.ok(lines.length === 2 && !lines[1].startsWith('#'), 'one subtitle line');
         assert.equal(imports.cell_type, 'code');
         assert.ok(text(imports).split('\n').every((l) => l.trim() === '' || l.startsWith('import ') || /^\s|^}/.test(l)), 'only imports');
