@@ -16,6 +16,7 @@ import { cellView, type PartView } from './cellTags';
 import type { ChapterPage, Heading, PageLang, RunnerSummary, SearchEntry } from './model';
 import { fill, ui, type UiStrings } from './strings';
 import { chartHtml, figureTitle, missingTraceTypes } from './plotlyBundle';
+import { repoLinksPlugin, type LinkContext } from './repoLinks';
 
 /** Output representations in order of preference, as a notebook front end would choose. */
 const MIME_ORDER = [PLOTLY_MIME, 'image/png', 'image/jpeg', 'image/gif', 'image/svg+xml', 'text/html', 'text/markdown', 'text/latex', 'application/json', 'text/plain'];
@@ -48,6 +49,8 @@ interface RenderEnv {
   boxes?: number;
   /** The page's UI strings (labels of boxes and permalinks); English when absent. */
   ui?: UiStrings;
+  /** Where the page's repository links go (repoLinks.ts); without it only `x.ipynb` links are rewritten. */
+  links?: LinkContext;
 }
 
 /** A labelled, focusable box that scrolls its content instead of the page (axe's scrollable-region-focusable). */
@@ -84,15 +87,9 @@ export function createMarkdown(): MarkdownIt {
     const title = tokens[i - 1]?.children?.map((c) => c.content).join('') ?? '';
     return id ? `${html` <a class="anchor" href="${`#${id}`}" aria-label="${fill((env as RenderEnv).ui?.linkToSection ?? ui('en').linkToSection, { title })}">#</a>`}</${tokens[i].tag}>\n` : `</${tokens[i].tag}>\n`;
   };
-  // A link to another notebook (`02-model.ipynb#the-setup`) points to its page on the site.
-  md.core.ruler.push('notebook_links', (state) => {
-    for (const block of state.tokens) {
-      for (const token of block.children ?? []) {
-        const href = token.type === 'link_open' ? token.attrGet('href') : null;
-        if (href && /^[^:/?#]+\.ipynb(#.*)?$/.test(href)) token.attrSet('href', href.replace(/\.ipynb(?=#|$)/, '.html'));
-      }
-    }
-  });
+  // Links written as repository paths (`../docs/x.md`, `02-model.ipynb#the-setup`) go to their
+  // pages on the site, or to the repository (repoLinks.ts).
+  md.use(repoLinksPlugin);
   // Tables and display math scroll in their own box on a narrow screen.
   const box = (env: RenderEnv, kind: 'table' | 'equation'): string => {
     env.boxes = (env.boxes ?? 0) + 1;
@@ -224,11 +221,15 @@ function outputsHtml(outputs: RenderedOutput[], view: PartView, t: UiStrings): S
   return view === 'hidden' ? html`<details class="cell-part"><summary>${t.showOutput}</summary>${box}</details>` : box;
 }
 
-/** Renders a notebook into a chapter page. Problems (broken math, unsupported charts) go to `errors`. */
-export function renderNotebook(file: string, nb: Notebook, md: MarkdownIt, errors: string[], lang: PageLang = 'en'): ChapterPage {
+/**
+ * Renders a notebook into a chapter page. Problems (broken math, unsupported charts) go to
+ * `errors`. `links` says where the notebook sits in the repository and its page in the site, so
+ * that its links to other files reach their pages (default: only `x.ipynb` links are rewritten).
+ */
+export function renderNotebook(file: string, nb: Notebook, md: MarkdownIt, errors: string[], lang: PageLang = 'en', links?: LinkContext): ChapterPage {
   const notebook = path.basename(file);
   const name = path.basename(file, '.ipynb');
-  const env: RenderEnv = { ui: ui(lang) };
+  const env: RenderEnv = { ui: ui(lang), links };
   const parts: SafeHtml[] = [];
   const search: SearchEntry[] = [];
   let plotlyOutputs = 0;
@@ -294,7 +295,7 @@ export function renderNotebook(file: string, nb: Notebook, md: MarkdownIt, error
     notebook,
     file: `${name}.html`,
     title: h1?.text ?? name,
-    subtitle: trusted(md.renderInline(subtitle, {})),
+    subtitle: trusted(md.renderInline(subtitle, { links })),
     description: proseText(subtitle).replace(/\$/g, ''),
     headings,
     body: trusted(parts.join('\n')),
