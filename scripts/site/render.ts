@@ -90,13 +90,21 @@ export function createMarkdown(): MarkdownIt {
   // Links written as repository paths (`../docs/x.md`, `02-model.ipynb#the-setup`) go to their
   // pages on the site, or to the repository (repoLinks.ts).
   md.use(repoLinksPlugin);
-  // Tables and display math scroll in their own box on a narrow screen.
-  const box = (env: RenderEnv, kind: 'table' | 'equation'): string => {
+  // Tables, display math and fenced code scroll in their own box on a narrow screen.
+  const box = (env: RenderEnv, kind: 'table' | 'equation' | 'codeBlock'): string => {
     env.boxes = (env.boxes ?? 0) + 1;
     return html`<div class="scroll-box" role="region" tabindex="0" aria-label="${fill((env.ui ?? ui('en'))[kind], { n: env.boxes })}">`.value;
   };
   md.renderer.rules.table_open = (_t, _i, _o, env: RenderEnv) => `${box(env, 'table')}<table>\n`;
   md.renderer.rules.table_close = () => '</table></div>\n';
+  const fence = md.renderer.rules.fence!;
+  md.renderer.rules.fence = (tokens, i, options, env: RenderEnv, self) => `${box(env, 'codeBlock')}${fence(tokens, i, options, env, self).trimEnd()}</div>\n`;
+  const indented = md.renderer.rules.code_block!;
+  md.renderer.rules.code_block = (tokens, i, options, env: RenderEnv, self) => `${box(env, 'codeBlock')}${indented(tokens, i, options, env, self).trimEnd()}</div>\n`;
+  // A header cell with no text names no column (axe's empty-table-header): it is an ordinary cell.
+  const emptyHeader = (tokens: { type: string; content: string }[], i: number): boolean => tokens[i + 1]?.type === 'inline' && tokens[i + 1].content.trim() === '';
+  md.renderer.rules.th_open = (tokens, i, options, _env, self) => (emptyHeader(tokens, i) ? '<td>' : self.renderToken(tokens, i, options));
+  md.renderer.rules.th_close = (tokens, i, options, _env, self) => (emptyHeader(tokens, i - 2) ? '</td>' : self.renderToken(tokens, i, options));
   const mathBlock = md.renderer.rules.math_block!;
   md.renderer.rules.math_block = (tokens, i, options, env: RenderEnv, self) => `${box(env, 'equation')}${mathBlock(tokens, i, options, env, self)}</div>`;
   return md;

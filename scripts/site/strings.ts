@@ -89,6 +89,8 @@ export interface UiStrings {
   codeOfCell: string;
   table: string;
   equation: string;
+  /** A fenced code block in prose (the docs pages have many). */
+  codeBlock: string;
   /** The summary of a `hide-input` cell's collapsed code. */
   showCode: string;
   /** The summary of a `hide-output` cell's collapsed outputs. */
@@ -158,6 +160,7 @@ const EN: UiStrings = {
   outputOfCell: 'Output {n} of cell {cell}',
   codeOfCell: 'Code of cell {cell}',
   table: 'Table {n}',
+  codeBlock: 'Code block {n}',
   equation: 'Equation {n}',
   showCode: 'Show code',
   showOutput: 'Show output',
@@ -245,6 +248,7 @@ const ZH: UiStrings = {
   outputOfCell: '第 {cell} 个单元的第 {n} 个输出',
   codeOfCell: '第 {cell} 个单元的代码',
   table: '表 {n}',
+  codeBlock: '代码块 {n}',
   equation: '公式 {n}',
   showCode: '显示代码',
   showOutput: '显示输出',
