@@ -3,11 +3,15 @@
  * the table of contents, one page per notebook, a search page, and the executed notebooks for
  * download.
  *
- *   npm run site [-- [--in=DIR] [--out=DIR] [--source-url=URL] [--site-url=URL]]
+ *   npm run site [-- [--in=DIR] [--out=DIR] [--source-url=URL] [--site-url=URL] [--repo=DIR]]
  *
  * Two editions: English from `DIR` (pages at the site's root) and Chinese from `DIR/zh` (pages
  * under `zh/`, `<html lang="zh-CN">`), when that folder holds notebooks. Every page links to its
- * twin in the other edition (same file name; the other index when there is no twin).
+ * twin in the other edition (same file name; the other index when there is no twin). The
+ * project's docs/*.md become each edition's `docs/` pages (docsPages.ts), links written as
+ * repository paths are rewritten to the site's pages or the repository (repoLinks.ts), the
+ * index says how to get the code (packageInfo.ts), and the export fails on any link that does
+ * not resolve inside the site (linkCheck.ts).
  * The pieces live in scripts/site/: html.ts (escaping by construction), render.ts (cells and
  * outputs), plotlyBundle.ts (charts and the trace types the shipped Plotly bundle holds),
  * layout.ts (the page frame), search.ts (the search index) and the browser files site.css,
@@ -26,6 +30,10 @@ import { createMarkdown, renderNotebook } from './render';
 import { buildSearchIndex, searchIndexScript, searchMain } from './search';
 import { liveBlocks } from './live/export';
 import { fill, ui } from './strings';
+import { docPageHtml, listDocs, referenceList, renderDoc, type DocPage } from './docsPages';
+import { assertSiteLinks } from './linkCheck';
+import { getCodeSection, readPackageInfo } from './packageInfo';
+import type { SiteMap } from './repoLinks';
 
 /** The exporter's options; each can be set from the command line. */
 export interface ExportSiteArgs {
@@ -35,8 +43,9 @@ export interface ExportSiteArgs {
   outDir?: string;
   /**
    * Where the notebooks' sources are browsed, e.g. `https://github.com/o/r/blob/main/notebooks/`;
-   * each page links to `<sourceUrl><name>.ipynb`. Default: none, and pages name the source
-   * path (`notebooks/<name>.ipynb`) as text. The Chinese edition links to `<sourceUrl>zh/<name>.ipynb`.
+   * each page links to `<sourceUrl><name>.ipynb`. Default: the repository's `notebooks/` when
+   * package.json names a repository on a known host, else none, and pages name the source path
+   * (`notebooks/<name>.ipynb`) as text. The Chinese edition links to `<sourceUrl>zh/<name>.ipynb`.
    */
   sourceUrl?: string;
   /**
@@ -45,6 +54,12 @@ export interface ExportSiteArgs {
    * hreflang link from a one-line script that resolves it against the page's own URL.
    */
   siteUrl?: string;
+  /**
+   * The repository the notebooks come from: its docs/*.md are rendered into the site, its
+   * package.json names the package (and the repository, when it names one), and the notebooks'
+   * links to its other files are resolved in it. Default: this repository.
+   */
+  repoRoot?: string;
 }
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -61,6 +76,8 @@ export interface SiteReport {
   index: string;
   search: string;
   pages: { file: string; title: string; plotlyOutputs: number }[];
+  /** The docs/ pages written, every edition's. */
+  docs: string[];
 }
 
 /** Replaces `outDir` with a fresh site, refusing to empty a folder this exporter did not make. */
@@ -131,15 +148,19 @@ function toc(e: Edition, from: Edition, withSections: boolean): SafeHtml[] {
   });
 }
 
-function readEdition(inDir: string, lang: PageLang, dir: string, md: ReturnType<typeof createMarkdown>, errors: string[]): Edition {
-  const files = fs.existsSync(inDir) ? fs.readdirSync(inDir).filter((f) => f.endsWith('.ipynb')).sort() : [];
+/** An edition's notebook files, sorted; none when its folder does not exist. */
+const notebookFiles = (inDir: string): string[] => (fs.existsSync(inDir) ? fs.readdirSync(inDir).filter((f) => f.endsWith('.ipynb')).sort() : []);
+
+function readEdition(inDir: string, lang: PageLang, dir: string, md: ReturnType<typeof createMarkdown>, map: SiteMap, errors: string[]): Edition {
   const pages: ChapterPage[] = [];
-  for (const f of files) {
+  for (const f of notebookFiles(inDir)) {
     const file = path.join(inDir, f);
     try {
       const nb = JSON.parse(fs.readFileSync(file, 'utf8')) as Notebook;
       if (nb.nbformat !== 4 || !Array.isArray(nb.cells)) throw new Error(`nbformat must be 4; got ${String(nb.nbformat)}`);
-      pages.push(renderNotebook(file, nb, md, errors, lang));
+      // The executed notebook stands for its source in the repository, where its links were written.
+      const links = { repoPath: `notebooks/${dir}${f}`, sitePath: `${dir}${f.replace(/\.ipynb$/, '.html')}`, editionDir: dir, map };
+      pages.push(renderNotebook(file, nb, md, errors, lang, links));
     } catch (e) {
       errors.push(`${dir}${f}: ${(e as Error).message}`);
     }
@@ -147,13 +168,32 @@ function readEdition(inDir: string, lang: PageLang, dir: string, md: ReturnType<
   return { lang, inDir, dir, pages };
 }
 
+/** What the site will hold and where the repository is, for rewriting links before any page is written. */
+function siteMap(inDir: string, repoRoot: string, docs: readonly string[], repository: SiteMap['repository']): SiteMap {
+  const notebooks = new Map<string, string>();
+  for (const e of EDITIONS) for (const f of notebookFiles(path.join(inDir, e.sub))) notebooks.set(`notebooks/${e.sub}${f}`, `${e.sub}${f.replace(/\.ipynb$/, '.html')}`);
+  const stat = (repoPath: string): 'file' | 'directory' | null => {
+    const s = fs.statSync(path.join(repoRoot, repoPath), { throwIfNoEntry: false });
+    return s?.isFile() ? 'file' : s?.isDirectory() ? 'directory' : null;
+  };
+  return { notebooks, docs: new Set(docs), stat, repository };
+}
+
 /** Exports the site. Throws with every problem found (unreadable notebooks, broken math, charts the bundle cannot draw). */
 export function exportSite(args: ExportSiteArgs = {}): SiteReport {
   const inDir = path.resolve(args.inDir ?? DEFAULTS.inDir);
   const outDir = path.resolve(args.outDir ?? DEFAULTS.outDir);
+  const repoRoot = path.resolve(args.repoRoot ?? ROOT);
+  const pkg = readPackageInfo(path.join(repoRoot, 'package.json'));
+  const docsDir = path.join(repoRoot, 'docs');
+  const docNames = listDocs(docsDir);
+  const map = siteMap(inDir, repoRoot, docNames, pkg.repository);
+  // A notebook is a file: its page in the repository is under the host's file (blob) URL of notebooks/.
+  const sourceUrl = args.sourceUrl ?? pkg.repository?.fileUrl('notebooks', false)?.concat('/') ?? undefined;
   const md = createMarkdown();
   const errors: string[] = [];
-  const editions = EDITIONS.map((e) => readEdition(path.join(inDir, e.sub), e.lang, e.sub, md, errors)).filter((e) => e.pages.length > 0 || e.dir === '');
+  const editions = EDITIONS.map((e) => readEdition(path.join(inDir, e.sub), e.lang, e.sub, md, map, errors)).filter((e) => e.pages.length > 0 || e.dir === '');
+  const docs = new Map<Edition, DocPage[]>(editions.map((e) => [e, docNames.map((d) => renderDoc(docsDir, d, md, map, e.dir, e.lang, errors))]));
   if (editions[0].pages.length === 0) {
     throw new Error(`exportSite: no executed notebooks in ${path.relative(process.cwd(), inDir) || inDir}; run \`npm run notebooks\` first.`);
   }
@@ -161,7 +201,7 @@ export function exportSite(args: ExportSiteArgs = {}): SiteReport {
 
   prepareOutDir(outDir);
   copyAssets(outDir);
-  const report: SiteReport = { outDir, index: path.join(outDir, 'index.html'), search: path.join(outDir, 'search.html'), pages: [] };
+  const report: SiteReport = { outDir, index: path.join(outDir, 'index.html'), search: path.join(outDir, 'search.html'), pages: [], docs: [] };
   for (const e of editions) {
     const t = ui(e.lang);
     const root = e.dir ? '../' : '';
@@ -189,7 +229,7 @@ export function exportSite(args: ExportSiteArgs = {}): SiteReport {
         description: p.description || fill(t.chapterDescription, { title: p.title, site: SITE_TITLE }),
         nav: { lang: e.lang, pages: chapters, current: p.file, headings: p.headings },
         main: html`${failureBanner(p)}\n${withSectionsAfterTitle(p)}${trusted(live[i])}`,
-        footer: chapterFooter(e, i, args.sourceUrl),
+        footer: chapterFooter(e, i, sourceUrl),
         math: p.hasMath,
       });
       fs.writeFileSync(path.join(outDir, e.dir, p.file), page);
@@ -213,10 +253,10 @@ ${toc(other, e, false)}</ul>
       nav: { lang: e.lang, pages: chapters },
       main: html`<h1>${SITE_TITLE}</h1>
 <p>${description}${e.lang === 'en' ? ' ' : ''}${t.indexLead}</p>
-<h2 id="contents">${t.contents}</h2>
+${getCodeSection(pkg, e.lang)}<h2 id="contents">${t.contents}</h2>
 <ul class="toc">
 ${toc(e, e, true)}</ul>
-${otherList}`,
+${referenceList(e, docs.get(e) ?? [])}${otherList}`,
       footer: html`<p class="runner-note">${fill(t.indexFooter, { n: e.pages.length, s: (total / 1000).toFixed(1) })}</p>`,
       math: false,
     });
@@ -237,7 +277,15 @@ ${otherList}`,
       scripts: [indexScript, 'assets/tokenizers.js', 'assets/search.js'],
     });
     fs.writeFileSync(path.join(outDir, e.dir, 'search.html'), search);
+    const docsEdition = { lang: e.lang, dir: e.dir, chapters, other: other && { lang: other.lang, dir: other.dir }, siteUrl: args.siteUrl, repository: pkg.repository };
+    for (const doc of docs.get(e) ?? []) {
+      fs.mkdirSync(path.join(outDir, e.dir, 'docs'), { recursive: true });
+      fs.writeFileSync(path.join(outDir, e.dir, 'docs', doc.file), docPageHtml(docsEdition, doc));
+      report.docs.push(path.join(outDir, e.dir, 'docs', doc.file));
+    }
   }
+  // Last, over the written site: a link that does not resolve fails the export, naming its page and target.
+  assertSiteLinks(outDir);
   return report;
 }
 
@@ -249,7 +297,8 @@ function parseArgs(argv: string[]): ExportSiteArgs {
     else if (flag === '--out' && value) args.outDir = value;
     else if (flag === '--source-url' && value) args.sourceUrl = value;
     else if (flag === '--site-url' && value) args.siteUrl = value.endsWith('/') ? value : `${value}/`;
-    else throw new Error(`exportSite: unknown argument ${arg}; accepted: --in=DIR (executed notebooks), --out=DIR (the site), --source-url=URL (where notebooks/ is browsed), --site-url=URL (where the site is published).`);
+    else if (flag === '--repo' && value) args.repoRoot = value;
+    else throw new Error(`exportSite: unknown argument ${arg}; accepted: --in=DIR (executed notebooks), --out=DIR (the site), --source-url=URL (where notebooks/ is browsed), --site-url=URL (where the site is published), --repo=DIR (the repository whose docs/ and package.json the site uses).`);
   }
   return args;
 }
@@ -259,7 +308,7 @@ function main(): void {
     const report = exportSite(parseArgs(process.argv.slice(2)));
     const figures = report.pages.reduce((s, p) => s + p.plotlyOutputs, 0);
     const zh = report.pages.filter((p) => path.basename(path.dirname(p.file)) === 'zh').length;
-    console.log(`Site: ${report.pages.length - zh} English and ${zh} Chinese page(s), an index and a search page per edition, ${figures} Plotly chart(s).`);
+    console.log(`Site: ${report.pages.length - zh} English and ${zh} Chinese page(s), an index and a search page per edition, ${report.docs.length} docs page(s), ${figures} Plotly chart(s); every link resolves.`);
     console.log(`Open ${path.relative(process.cwd(), report.index) || report.index}  (file://${report.index})`);
   } catch (e) {
     console.error((e as Error).message);

@@ -33,6 +33,11 @@ export interface LayoutArgs {
   /** The way from this page to the site's root: '' for top-level pages, '../' for an edition's folder. Default ''. */
   root?: string;
   /**
+   * The way from this page to its edition's folder, where its index and search page are: ''
+   * for chapters, '../' for a page of the edition's `docs/`. Default ''.
+   */
+  base?: string;
+  /**
    * The same page in the other language: a `<link rel="alternate" hreflang>` in the head and a
    * visible link in the header. Default: none.
    */
@@ -60,9 +65,10 @@ function alternateLink(alt: { lang: PageLang; href: string }, a: LayoutArgs): Sa
 export function layout(a: LayoutArgs): string {
   const t = ui(a.lang);
   const root = a.root ?? '';
+  const base = a.base ?? '';
   const search = a.headerSearch === false
     ? ''
-    : html`<form class="header-search" role="search" action="search.html"><label class="visually-hidden" for="header-q">${t.searchLabel}</label><input id="header-q" name="q" type="search" placeholder="${t.searchPlaceholder}" autocomplete="off"></form>`;
+    : html`<form class="header-search" role="search" action="${`${base}search.html`}"><label class="visually-hidden" for="header-q">${t.searchLabel}</label><input id="header-q" name="q" type="search" placeholder="${t.searchPlaceholder}" autocomplete="off"></form>`;
   const alt = a.alternate;
   const langLink = alt ? html`<a class="lang-link" href="${alt.href}" hreflang="${alt.lang}" lang="${alt.lang}">${ui(alt.lang).languageName}</a>` : '';
   return html`<!doctype html>
@@ -79,7 +85,7 @@ ${alt ? alternateLink(alt, a) : ''}${a.math ? html`<link rel="stylesheet" href="
 </head>
 <body>
 <a class="skip-link" href="#content">${t.skipLink}</a>
-<header class="site-header">${a.nav ? chapterMenu(a.nav) : ''}<a class="home" href="index.html">${SITE_TITLE}</a>${search}${langLink}<button class="theme-toggle" type="button" aria-pressed="false" hidden>${t.themeToggle}</button></header>
+<header class="site-header">${a.nav ? chapterMenu(a.nav) : ''}<a class="home" href="${`${base}index.html`}">${SITE_TITLE}</a>${search}${langLink}<button class="theme-toggle" type="button" aria-pressed="false" hidden>${t.themeToggle}</button></header>
 <div class="${`page${a.nav ? ' with-nav' : ''}`}">
 ${a.nav ? chapterSidebar(a.nav) : ''}<main id="content" tabindex="-1">
 ${a.main}

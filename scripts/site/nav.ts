@@ -20,19 +20,22 @@ export interface NavArgs {
   current?: string;
   /** The current chapter's headings; its second-level ones are listed under it in the sidebar. Default none. */
   headings?: readonly Heading[];
+  /** The way from the page to the edition's folder: '' for chapters, '../' for a docs page. Default ''. */
+  base?: string;
 }
 
 /** The chapter list: every chapter of the edition, the current one marked `aria-current`, with its sections when `withSections`. */
 function chapterList(a: NavArgs, withSections: boolean): SafeHtml {
   const t = ui(a.lang);
+  const base = a.base ?? '';
   const items = a.pages.map((p) => {
     const current = p.file === a.current;
     const sections = current && withSections ? sectionItems(a.headings ?? []) : [];
-    return html`<li><a href="${fileHref(p.file)}"${current ? html` aria-current="page"` : ''}>${p.title}</a>${
+    return html`<li><a href="${base + fileHref(p.file)}"${current ? html` aria-current="page"` : ''}>${p.title}</a>${
       sections.length ? html`<ol class="sections" aria-label="${t.onThisPage}">${sections}</ol>` : ''
     }</li>`;
   });
-  return html`<p class="chapter-nav-home"><a href="index.html"${a.current === undefined ? html` aria-current="page"` : ''}>${t.contents}</a></p><ol>${items}</ol>`;
+  return html`<p class="chapter-nav-home"><a href="${`${base}index.html`}"${a.current === undefined ? html` aria-current="page"` : ''}>${t.contents}</a></p><ol>${items}</ol>`;
 }
 
 /** The sidebar of wide screens. */
@@ -46,7 +49,7 @@ export function chapterSidebar(a: NavArgs): SafeHtml {
  */
 export function chapterMenu(a: NavArgs): SafeHtml {
   const t = ui(a.lang);
-  return html`<details class="chapter-menu"><summary><span class="menu-icon" aria-hidden="true">☰</span><span class="menu-word">${t.menu}</span></summary><nav class="chapter-menu-list" aria-label="${t.chapters}">${chapterList(a, false)}<p class="menu-search"><a href="search.html">${t.searchTitle}</a></p></nav></details>`;
+  return html`<details class="chapter-menu"><summary><span class="menu-icon" aria-hidden="true">☰</span><span class="menu-word">${t.menu}</span></summary><nav class="chapter-menu-list" aria-label="${t.chapters}">${chapterList(a, false)}<p class="menu-search"><a href="${`${a.base ?? ''}search.html`}">${t.searchTitle}</a></p></nav></details>`;
 }
 
 /** Second-level headings as list items. */
@@ -55,7 +58,7 @@ function sectionItems(headings: readonly Heading[]): SafeHtml[] {
 }
 
 /** "On this page" right after the title (narrow screens): a disclosure that keeps the text near. */
-export function onThisPage(p: ChapterPage): SafeHtml {
+export function onThisPage(p: Pick<ChapterPage, 'lang' | 'headings'>): SafeHtml {
   const items = sectionItems(p.headings);
   if (items.length === 0) return html``;
   const t = ui(p.lang);
@@ -67,7 +70,7 @@ export function onThisPage(p: ChapterPage): SafeHtml {
  * the top when the chapter has none. The body is the exporter's own rendering, so its first
  * `</h1>` is the title's.
  */
-export function withSectionsAfterTitle(p: ChapterPage): SafeHtml {
+export function withSectionsAfterTitle(p: Pick<ChapterPage, 'lang' | 'headings' | 'body'>): SafeHtml {
   const body = p.body.value;
   const inline = onThisPage(p).value;
   const end = body.indexOf('</h1>');

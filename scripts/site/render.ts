@@ -16,6 +16,7 @@ import { cellView, type PartView } from './cellTags';
 import type { ChapterPage, Heading, PageLang, RunnerSummary, SearchEntry } from './model';
 import { fill, ui, type UiStrings } from './strings';
 import { chartHtml, figureTitle, missingTraceTypes } from './plotlyBundle';
+import { repoLinksPlugin, type LinkContext } from './repoLinks';
 
 /** Output representations in order of preference, as a notebook front end would choose. */
 const MIME_ORDER = [PLOTLY_MIME, 'image/png', 'image/jpeg', 'image/gif', 'image/svg+xml', 'text/html', 'text/markdown', 'text/latex', 'application/json', 'text/plain'];
@@ -48,6 +49,8 @@ interface RenderEnv {
   boxes?: number;
   /** The page's UI strings (labels of boxes and permalinks); English when absent. */
   ui?: UiStrings;
+  /** Where the page's repository links go (repoLinks.ts); without it only `x.ipynb` links are rewritten. */
+  links?: LinkContext;
 }
 
 /** A labelled, focusable box that scrolls its content instead of the page (axe's scrollable-region-focusable). */
@@ -84,22 +87,24 @@ export function createMarkdown(): MarkdownIt {
     const title = tokens[i - 1]?.children?.map((c) => c.content).join('') ?? '';
     return id ? `${html` <a class="anchor" href="${`#${id}`}" aria-label="${fill((env as RenderEnv).ui?.linkToSection ?? ui('en').linkToSection, { title })}">#</a>`}</${tokens[i].tag}>\n` : `</${tokens[i].tag}>\n`;
   };
-  // A link to another notebook (`02-model.ipynb#the-setup`) points to its page on the site.
-  md.core.ruler.push('notebook_links', (state) => {
-    for (const block of state.tokens) {
-      for (const token of block.children ?? []) {
-        const href = token.type === 'link_open' ? token.attrGet('href') : null;
-        if (href && /^[^:/?#]+\.ipynb(#.*)?$/.test(href)) token.attrSet('href', href.replace(/\.ipynb(?=#|$)/, '.html'));
-      }
-    }
-  });
-  // Tables and display math scroll in their own box on a narrow screen.
-  const box = (env: RenderEnv, kind: 'table' | 'equation'): string => {
+  // Links written as repository paths (`../docs/x.md`, `02-model.ipynb#the-setup`) go to their
+  // pages on the site, or to the repository (repoLinks.ts).
+  md.use(repoLinksPlugin);
+  // Tables, display math and fenced code scroll in their own box on a narrow screen.
+  const box = (env: RenderEnv, kind: 'table' | 'equation' | 'codeBlock'): string => {
     env.boxes = (env.boxes ?? 0) + 1;
     return html`<div class="scroll-box" role="region" tabindex="0" aria-label="${fill((env.ui ?? ui('en'))[kind], { n: env.boxes })}">`.value;
   };
   md.renderer.rules.table_open = (_t, _i, _o, env: RenderEnv) => `${box(env, 'table')}<table>\n`;
   md.renderer.rules.table_close = () => '</table></div>\n';
+  const fence = md.renderer.rules.fence!;
+  md.renderer.rules.fence = (tokens, i, options, env: RenderEnv, self) => `${box(env, 'codeBlock')}${fence(tokens, i, options, env, self).trimEnd()}</div>\n`;
+  const indented = md.renderer.rules.code_block!;
+  md.renderer.rules.code_block = (tokens, i, options, env: RenderEnv, self) => `${box(env, 'codeBlock')}${indented(tokens, i, options, env, self).trimEnd()}</div>\n`;
+  // A header cell with no text names no column (axe's empty-table-header): it is an ordinary cell.
+  const emptyHeader = (tokens: { type: string; content: string }[], i: number): boolean => tokens[i + 1]?.type === 'inline' && tokens[i + 1].content.trim() === '';
+  md.renderer.rules.th_open = (tokens, i, options, _env, self) => (emptyHeader(tokens, i) ? '<td>' : self.renderToken(tokens, i, options));
+  md.renderer.rules.th_close = (tokens, i, options, _env, self) => (emptyHeader(tokens, i - 2) ? '</td>' : self.renderToken(tokens, i, options));
   const mathBlock = md.renderer.rules.math_block!;
   md.renderer.rules.math_block = (tokens, i, options, env: RenderEnv, self) => `${box(env, 'equation')}${mathBlock(tokens, i, options, env, self)}</div>`;
   return md;
@@ -224,11 +229,15 @@ function outputsHtml(outputs: RenderedOutput[], view: PartView, t: UiStrings): S
   return view === 'hidden' ? html`<details class="cell-part"><summary>${t.showOutput}</summary>${box}</details>` : box;
 }
 
-/** Renders a notebook into a chapter page. Problems (broken math, unsupported charts) go to `errors`. */
-export function renderNotebook(file: string, nb: Notebook, md: MarkdownIt, errors: string[], lang: PageLang = 'en'): ChapterPage {
+/**
+ * Renders a notebook into a chapter page. Problems (broken math, unsupported charts) go to
+ * `errors`. `links` says where the notebook sits in the repository and its page in the site, so
+ * that its links to other files reach their pages (default: only `x.ipynb` links are rewritten).
+ */
+export function renderNotebook(file: string, nb: Notebook, md: MarkdownIt, errors: string[], lang: PageLang = 'en', links?: LinkContext): ChapterPage {
   const notebook = path.basename(file);
   const name = path.basename(file, '.ipynb');
-  const env: RenderEnv = { ui: ui(lang) };
+  const env: RenderEnv = { ui: ui(lang), links };
   const parts: SafeHtml[] = [];
   const search: SearchEntry[] = [];
   let plotlyOutputs = 0;
@@ -294,7 +303,7 @@ export function renderNotebook(file: string, nb: Notebook, md: MarkdownIt, error
     notebook,
     file: `${name}.html`,
     title: h1?.text ?? name,
-    subtitle: trusted(md.renderInline(subtitle, {})),
+    subtitle: trusted(md.renderInline(subtitle, { links })),
     description: proseText(subtitle).replace(/\$/g, ''),
     headings,
     body: trusted(parts.join('\n')),

@@ -89,6 +89,8 @@ export interface UiStrings {
   codeOfCell: string;
   table: string;
   equation: string;
+  /** A fenced code block in prose (the docs pages have many). */
+  codeBlock: string;
   /** The summary of a `hide-input` cell's collapsed code. */
   showCode: string;
   /** The summary of a `hide-output` cell's collapsed outputs. */
@@ -107,6 +109,22 @@ export interface UiStrings {
   /** After the site's name in the index's `<title>`. */
   indexTitle: string;
   searchDescription: string;
+  /** The index's heading over how to get the code. */
+  getCode: string;
+  /** Before the install command: `{name}` the package, `{peer}` and `{range}` its tfjs peer, as code. */
+  install: string;
+  /** When package.json names a repository; `{repo}` is its link. */
+  repository: string;
+  /** When it names none: where else the code on the pages can be had. */
+  noRepository: string;
+  /** The index's heading over the docs/ pages. */
+  reference: string;
+  /** Under it; `{docs}` is the folder's name, as code. */
+  referenceLead: string;
+  /** Over a docs page written in another language than the edition's; empty in English. */
+  docsInEnglish: string;
+  /** A docs page's description; `{title}`, `{site}`. */
+  docDescription: string;
   browser: BrowserStrings;
   live: LiveStrings;
 }
@@ -142,6 +160,7 @@ const EN: UiStrings = {
   outputOfCell: 'Output {n} of cell {cell}',
   codeOfCell: 'Code of cell {cell}',
   table: 'Table {n}',
+  codeBlock: 'Code block {n}',
   equation: 'Equation {n}',
   showCode: 'Show code',
   showOutput: 'Show output',
@@ -153,6 +172,14 @@ const EN: UiStrings = {
   siteDescription: 'Gradient accumulation and small-batch normalization for TensorFlow.js, taught by executable TypeScript notebooks.',
   indexTitle: 'the notebooks',
   searchDescription: "Search the {site} tutorial's prose, code and outputs.",
+  getCode: 'Get the code',
+  install: 'The library is the npm package {name}. Install it together with TensorFlow.js, its peer dependency ({peer} {range}), whose version your project chooses:',
+  repository: 'The source, the notebooks and the reference pages are in the repository {repo}.',
+  noRepository: "Each chapter's page links its notebook for download, and the reference pages below describe the library, how it is built and how it is tested.",
+  reference: 'Reference',
+  referenceLead: "The project's documentation, from its {docs} folder.",
+  docsInEnglish: '',
+  docDescription: '{title}: reference documentation of {site}.',
   browser: {
     copy: 'Copy',
     copied: 'Copied',
@@ -221,6 +248,7 @@ const ZH: UiStrings = {
   outputOfCell: '第 {cell} 个单元的第 {n} 个输出',
   codeOfCell: '第 {cell} 个单元的代码',
   table: '表 {n}',
+  codeBlock: '代码块 {n}',
   equation: '公式 {n}',
   showCode: '显示代码',
   showOutput: '显示输出',
@@ -232,6 +260,14 @@ const ZH: UiStrings = {
   siteDescription: 'TensorFlow.js 的梯度累积和小批次归一化，用可运行的 TypeScript notebook 讲解。',
   indexTitle: '教程',
   searchDescription: '搜索 {site} 教程的正文、代码和输出。',
+  getCode: '获取代码',
+  install: '本库发布为 npm 包 {name}。TensorFlow.js 是它的对等依赖（{peer} {range}），版本由你的项目决定，所以两者要一起安装：',
+  repository: '源代码、notebook 和参考文档都在代码仓库 {repo} 里。',
+  noRepository: '每一章的页面都可以下载该章的 notebook；下面的参考文档介绍了这个库，以及它如何构建、如何测试。',
+  reference: '参考文档',
+  referenceLead: '项目 {docs} 目录中的文档，目前只有英文版。',
+  docsInEnglish: '这份参考文档目前只有英文版。',
+  docDescription: '{title}：{site} 的参考文档（英文）。',
   browser: {
     copy: '复制',
     copied: '已复制',

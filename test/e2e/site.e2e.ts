@@ -102,6 +102,24 @@ describe('every page at 390×844, with its charts drawn', () => {
     }
   });
 
+  it('shows the reference pages (docs/ and zh/docs/) without an axe-core violation, light and dark, and without sideways scroll', async () => {
+    // Rendered from docs/*.md (scripts/site/docsPages.ts): their code blocks, tables with an empty
+    // corner cell and long lines are not like the chapters'; over file:// only, as their frame is the chapters'.
+    const docs = [...htmlIn(path.join(SITE, 'docs')).map((f) => `docs/${f}`), ...htmlIn(path.join(SITE, 'zh', 'docs')).map((f) => `zh/docs/${f}`)];
+    assert.ok(docs.length >= 2, `no reference pages in ${path.relative(ROOT, SITE)}/docs`);
+    await checkEach(docs, async (name) => {
+      const { page, problems } = await open(context, new URL(name, fileBase).href);
+      const { scrollWidth, width } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, width: window.innerWidth }));
+      assert.equal(scrollWidth, width, `${name}: scrollWidth ${scrollWidth} at a ${width} px viewport`);
+      for (const scheme of ['light', 'dark'] as const) {
+        await page.emulateMedia({ colorScheme: scheme });
+        assert.deepEqual(await axeViolations(page), [], `${name} (${scheme}): axe-core violations`);
+      }
+      assert.deepEqual(problems, [], `${name}: errors`);
+      await page.close();
+    });
+  });
+
   it('fits 320 and 430 px too, with the header on one line', async () => {
     for (const width of [320, 430]) {
       await checkEach(pages, async (name) => {

@@ -25,7 +25,7 @@ const notebook = (cells: unknown[], status: 'ok' | 'failed' = 'ok') => ({
   nbformat_minor: 5,
   metadata: {
     kernelspec: { name: 'tslab', display_name: 'TypeScript', language: 'typescript' },
-    'tfjs-accumulate': { runner: { status, executedCells: 2, codeCells: 2, totalMs: 2500, startupMs: 1000, cells: [], ...(status === 'failed' ? { error: { cell: 3, kind: 'error', text: 'x' } } : {}) } },
+    'tfjs-accumulate': { runner: { status, executedCells: 2, codeCells: 2, totalMs: 2500, startupMs: 1000, cells: [], ...(status === 'failed' ? { error: { cell: 2, kind: 'error', text: 'x' } } : {}) } },
   },
   cells,
 });
@@ -54,7 +54,7 @@ before(() => {
           { output_type: 'display_data', data: { 'image/svg+xml': `<svg xmlns="http://www.w3.org/2000/svg">${SCRIPT}</svg>` }, metadata: {} },
           { output_type: 'display_data', ...figureBundle(figure) },
         ], 2),
-        md('## Second section\nSee [the next notebook](02-second.ipynb#top) and [elsewhere](https://example.org/a.ipynb).'),
+        md('## Second section\nSee [the next notebook](02-second.ipynb#second-notebook) and [elsewhere](https://example.org/a.ipynb).'),
       ]),
     ),
   );
@@ -96,13 +96,13 @@ describe('exportSite', () => {
   });
 
   it('turns links to other notebooks into links to their pages', () => {
-    assert.match(first, /<a href="02-second.html#top">the next notebook<\/a> and <a href="https:\/\/example.org\/a.ipynb">elsewhere<\/a>/);
+    assert.match(first, /<a href="02-second.html#second-notebook">the next notebook<\/a> and <a href="https:\/\/example.org\/a.ipynb">elsewhere<\/a>/);
   });
 
   it('links each page to the previous and next one', () => {
     assert.match(first, /<nav class="pager" aria-label="Previous and next chapter"><a href="index.html">Contents<\/a><a rel="next" href="02-second.html">Second notebook →<\/a><\/nav>/);
     assert.match(second, /<nav class="pager" aria-label="Previous and next chapter"><a rel="prev" href="01-first.html">← First notebook<\/a><a href="index.html">Contents<\/a><\/nav>/);
-    assert.match(second, /class="status-banner">This notebook did not run to the end: <a href="#cell-3">cell 3<\/a> failed/);
+    assert.match(second, /class="status-banner">This notebook did not run to the end: <a href="#cell-2">cell 2<\/a> failed/);
   });
 
   it('shows <script> from markdown, text outputs and errors as text, never as an element', () => {

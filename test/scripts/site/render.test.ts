@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createMarkdown, renderNotebook, runnerSummary, slugify } from '../../../scripts/site/render';
 import type { Notebook } from '../../../scripts/notebooks/nbformat';
+import { UI } from '../../../scripts/site/strings';
 
 describe('createMarkdown', () => {
   const md = createMarkdown();
@@ -10,6 +11,14 @@ describe('createMarkdown', () => {
     const out = md.render('| a | b |\n|---|---|\n| 1 | 2 |\n\n$$\nx^2\n$$\n', {});
     assert.match(out, /<div class="scroll-box" role="region" tabindex="0" aria-label="Table 1"><table>/);
     assert.match(out, /<div class="scroll-box" role="region" tabindex="0" aria-label="Equation 2">/);
+  });
+
+  it('puts fenced code in a labelled scroll box too, and makes an empty header cell an ordinary cell (axe: empty-table-header)', () => {
+    const out = md.render('```sh\nnpm install\n```\n\n| | a |\n|---|---|\n| x | 1 |\n', { ui: UI['zh-CN'] });
+    assert.match(out, /<div class="scroll-box" role="region" tabindex="0" aria-label="代码块 1"><pre><code class="language-sh">npm install\n<\/code><\/pre><\/div>/);
+    assert.match(out, /<thead>\n<tr>\n<td><\/td><th>a<\/th>/);
+    assert.doesNotMatch(out, /<th><\/th>/);
+    assert.match(md.render('Text.\n\n    indented code\n', {}), /<div class="scroll-box" role="region" tabindex="0" aria-label="Code block 1"><pre><code>indented code\n<\/code><\/pre><\/div>/);
   });
 
   it('gives each heading a unique id and a visible permalink named after it', () => {
