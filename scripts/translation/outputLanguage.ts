@@ -24,8 +24,9 @@ export interface EnglishOutput {
   text: string;
 }
 
-interface NotebookJson {
-  cells: { cell_type: string; outputs?: { output_type: string; data?: Record<string, unknown> }[] }[];
+/** An executed notebook, as far as the output checks read it. */
+export interface NotebookJson {
+  cells: { cell_type: string; outputs?: { output_type: string; text?: string | string[]; data?: Record<string, unknown> }[] }[];
 }
 
 const PLOTLY_MIME = 'application/vnd.plotly.v1+json';
@@ -89,8 +90,13 @@ export function executedNotebooks(folder: string): string[] {
   return fs.existsSync(folder) ? fs.readdirSync(folder).filter((f) => f.endsWith('.ipynb')).sort().map((f) => path.join(folder, f)) : [];
 }
 
-if (require.main === module) {
-  const folder = path.resolve(process.argv[2] ?? path.join(__dirname, '..', '..', 'build', 'notebooks', 'zh'));
+/**
+ * The command line of a check over the executed Chinese notebooks (this file's and
+ * outputSpacing.ts): reads the folder given (default build/notebooks/zh), prints each finding,
+ * and exits 1 if there is one, 2 if there is no executed notebook.
+ */
+export function checkExecutedNotebooks(find: (nb: NotebookJson) => { cell: number; where: string; text: string }[], noun: [one: string, many: string], argv: string[] = process.argv): never {
+  const folder = path.resolve(argv[2] ?? path.join(__dirname, '..', '..', 'build', 'notebooks', 'zh'));
   const files = executedNotebooks(folder);
   if (files.length === 0) {
     console.error(`${folder}: no executed notebooks; run npm run notebooks -- notebooks/zh first.`);
@@ -98,11 +104,13 @@ if (require.main === module) {
   }
   let count = 0;
   for (const file of files) {
-    for (const e of englishInOutputs(JSON.parse(fs.readFileSync(file, 'utf8')) as NotebookJson)) {
+    for (const f of find(JSON.parse(fs.readFileSync(file, 'utf8')) as NotebookJson)) {
       count++;
-      console.log(`${path.basename(file)} cell ${e.cell}, ${e.where}: ${JSON.stringify(e.text)}`);
+      console.log(`${path.basename(file)} cell ${f.cell}, ${f.where}: ${JSON.stringify(f.text)}`);
     }
   }
-  console.log(`${count} English text${count === 1 ? '' : 's'} in ${files.length} executed notebooks of ${folder}`);
+  console.log(`${count} ${count === 1 ? noun[0] : noun[1]} in ${files.length} executed notebooks of ${folder}`);
   process.exit(count ? 1 : 0);
 }
+
+if (require.main === module) checkExecutedNotebooks(englishInOutputs, ['English text', 'English texts']);

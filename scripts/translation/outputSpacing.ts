@@ -8,10 +8,8 @@
  *
  *   node --import tsx scripts/translation/outputSpacing.ts [build/notebooks/zh]
  */
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { spacesAfterChinesePunctuation } from '../../src/tutorial/index';
-import { executedNotebooks } from './outputLanguage';
+import { checkExecutedNotebooks, type NotebookJson } from './outputLanguage';
 
 /** One space after Chinese punctuation in an output. */
 export interface SpacingProblem {
@@ -21,10 +19,6 @@ export interface SpacingProblem {
   where: string;
   /** The text around the space. */
   excerpt: string;
-}
-
-interface NotebookJson {
-  cells: { cell_type: string; outputs?: { output_type: string; text?: string | string[]; data?: Record<string, unknown> }[] }[];
 }
 
 const joined = (v: unknown): string | undefined => (typeof v === 'string' ? v : Array.isArray(v) ? v.join('') : undefined);
@@ -56,19 +50,5 @@ export function spacingInOutputs(notebook: NotebookJson): SpacingProblem[] {
 }
 
 if (require.main === module) {
-  const folder = path.resolve(process.argv[2] ?? path.join(__dirname, '..', '..', 'build', 'notebooks', 'zh'));
-  const files = executedNotebooks(folder);
-  if (files.length === 0) {
-    console.error(`${folder}: no executed notebooks; run npm run notebooks -- notebooks/zh first.`);
-    process.exit(2);
-  }
-  let count = 0;
-  for (const file of files) {
-    for (const p of spacingInOutputs(JSON.parse(fs.readFileSync(file, 'utf8')) as NotebookJson)) {
-      count++;
-      console.log(`${path.basename(file)} cell ${p.cell}, ${p.where}: ${JSON.stringify(p.excerpt)}`);
-    }
-  }
-  console.log(`${count} space${count === 1 ? '' : 's'} after Chinese punctuation in ${files.length} executed notebooks of ${folder}`);
-  process.exit(count ? 1 : 0);
+  checkExecutedNotebooks((nb) => spacingInOutputs(nb).map((p) => ({ cell: p.cell, where: p.where, text: p.excerpt })), ['space after Chinese punctuation', 'spaces after Chinese punctuation']);
 }
