@@ -72,7 +72,7 @@ export class MissingPageError extends Error {
  * instead when `E2E_ALL_NOTEBOOKS=1`.
  */
 export function lighthousePages(site: string, env: NodeJS.ProcessEnv = process.env): string[] {
-  if (env.E2E_ALL_NOTEBOOKS === '1') return ['', 'zh/'].flatMap((dir) => (fs.existsSync(path.join(site, dir)) ? fs.readdirSync(path.join(site, dir)).filter((f) => f.endsWith('.html')).sort().map((f) => dir + f) : []));
+  if (env.E2E_ALL_NOTEBOOKS === '1') return editionFiles(site, '.html');
   for (const { file } of LIGHTHOUSE) {
     if (!fs.existsSync(path.join(site, file))) throw new MissingPageError(`test/helpers/frontEndSets.ts names ${file} for Lighthouse, which is not in ${site}; update the set.`);
   }
@@ -83,7 +83,12 @@ const NOTEBOOKS = path.resolve(__dirname, '..', '..', 'notebooks');
 
 /** Every notebook below notebooks/ of the given editions ('' English, 'zh/' Chinese), sorted. */
 export function allNotebooks(editions: string[] = ['', 'zh/'], root: string = NOTEBOOKS): string[] {
-  return editions.flatMap((dir) => (fs.existsSync(path.join(root, dir)) ? fs.readdirSync(path.join(root, dir)).filter((f) => f.endsWith('.ipynb')).sort().map((f) => dir + f) : []));
+  return editionFiles(root, '.ipynb', editions);
+}
+
+/** The files ending in `ext` of each edition's folder below `root` ('' English, 'zh/' Chinese), sorted. */
+function editionFiles(root: string, ext: string, editions: string[] = ['', 'zh/']): string[] {
+  return editions.flatMap((dir) => (fs.existsSync(path.join(root, dir)) ? fs.readdirSync(path.join(root, dir)).filter((f) => f.endsWith(ext)).sort().map((f) => dir + f) : []));
 }
 
 /** A set whose notebook does not exist (renamed, removed): named, not skipped. */
