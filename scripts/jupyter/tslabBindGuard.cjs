@@ -15,5 +15,3 @@ process.on('unhandledRejection', (reason) => {
   process.stderr.write(`tslab: ${reason.address ?? 'a port of the connection file'} was taken before the kernel could bind it (EADDRINUSE); exiting with ${BIND_CLASH_EXIT} so that Jupyter starts the kernel again on new ports.\n`);
   process.exit(BIND_CLASH_EXIT);
 });
-
-module.exports = { BIND_CLASH_EXIT };
