@@ -291,7 +291,12 @@ export async function runNotebook(file: string, args: RunNotebooksArgs = {}): Pr
   executed.metadata[REPORT_KEY] = { runner: { ...record, executedAt: new Date().toISOString() } };
   report.outFile = outPath(file, outDir);
   fs.mkdirSync(path.dirname(report.outFile), { recursive: true });
-  fs.writeFileSync(report.outFile, JSON.stringify(executed, null, 1) + '\n');
+  // Written beside and renamed over, so that a reader of the output folder (the unit tests that
+  // check the executed Chinese notebooks run beside the runner in npm test) sees the previous file
+  // or the whole new one, never half of it; the name ends in .tmp, which no reader lists.
+  const partial = `${report.outFile}.${process.pid}.tmp`;
+  fs.writeFileSync(partial, JSON.stringify(executed, null, 1) + '\n');
+  fs.renameSync(partial, report.outFile);
   return report;
 }
 

@@ -55,6 +55,8 @@ describe('runNotebook on a passing notebook', () => {
     assert.deepEqual(report.cells.map((c) => c.cell), [2, 4, 5, 6, 7]);
     assert.ok(report.cells.every((c) => c.durationMs >= 0));
     assert.equal(report.outFile, path.join(tmp, 'passing', 'passing.ipynb'));
+    // The copy is written beside and renamed over (a reader never sees half of it): nothing else stays.
+    assert.deepEqual(fs.readdirSync(path.join(tmp, 'passing')), ['passing.ipynb']);
   });
 
   it('leaves the source notebook byte for byte as it was', () => {
