@@ -1,10 +1,12 @@
 /**
- * How `npm test` runs its parts: stages one after the other, and within a stage its lanes side by
- * side, each lane's parts in order. A part that fails does not stop the parts after it, so one run
- * shows every failure.
+ * How `npm test` runs its parts: each part starts as soon as every part it needs has ended and a
+ * slot is free, the first ready part in the list first. A part that fails does not stop the parts
+ * after it (they run on what it left), so one run shows every failure.
  *
- * Why lanes: most parts after `test:unit` keep one core busy (one kernel, one browser page), and
- * CI has two; a stage of two lanes uses both.
+ * Why a graph and not stages: the parts differ in length by ten times, and a stage waits for its
+ * longest part. With stages, test:unit (10 min) ran alone on a 2-core machine while using 1.2
+ * cores, and the front ends waited for it although they need only the runner's notebooks. Here
+ * every part waits only for what it reads.
  */
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -19,8 +21,6 @@ export interface Part {
   env?: Record<string, string>;
 }
 
-/** A stage: lanes run side by side; each lane is a list of parts run in order. */
-export type Stage = Part[][];
 
 export interface PartResult {
   name: string;
@@ -41,12 +41,18 @@ export interface PartResult {
   failures: string[];
 }
 
-/** Options of {@link runStages}. */
-export interface RunStagesArgs {
+/** Options of {@link runGraph}. */
+export interface RunGraphArgs {
   /** The working directory of every command. */
   cwd: string;
-  /** Where the live output goes, a line at a time. Default: this process's stdout. */
+  /** Where the live output goes, a line at a time, each line prefixed with its part's name. Default: this process's stdout. */
   write?: (text: string) => void;
+  /**
+   * Parts running at once. Default 3: on CI's 2 cores most parts after the build wait for
+   * kernels, pages and servers much of the time, so a third part fills the gaps; more only adds
+   * switching.
+   */
+  slots?: number;
 }
 
 /** Sums Node test runner totals ("ℹ pass 12" from the spec reporter, "# pass 12" from TAP). */
@@ -115,11 +121,11 @@ export function childCpuSeconds(times: string): number | null {
  */
 const withTimes = (command: string[]): string[] => ['bash', '-c', '"$@"; code=$?; times > "$TIMES_FILE"; exit $code', 'part', ...command];
 
-/** Runs one part with its output shown live (prefixed with its name when `prefixed`) and kept, to read its counts. */
-function runPart(part: Part, args: Required<RunStagesArgs>, prefixed: boolean): Promise<PartResult> {
+/** Runs one part with its output shown live, each line prefixed with its name, and kept to read its counts. */
+function runPart(part: Part, write: (text: string) => void, cwd: string): Promise<PartResult> {
   const t0 = performance.now();
   const timesFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'npm-test-part-')), 'times');
-  const out = lineWriter(prefixed ? `[${part.name}] ` : '', args.write);
+  const out = lineWriter(`[${part.name}] `, write);
   out.push(`\n===== ${part.name}: ${part.command.join(' ')}\n\n`);
   return new Promise((resolve) => {
     let output = '';
@@ -139,7 +145,7 @@ function runPart(part: Part, args: Required<RunStagesArgs>, prefixed: boolean): 
       resolve({ name: part.name, ok, code, seconds, cpuSeconds, passed: c?.passed ?? (ok ? 1 : 0), failed: c ? Math.max(c.failed, ok ? 0 : 1) : ok ? 0 : 1, failures: failureReport(output) });
     };
     const command = withTimes(part.command);
-    const child = spawn(command[0], command.slice(1), { cwd: args.cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...(part.env ?? {}), TIMES_FILE: timesFile } });
+    const child = spawn(command[0], command.slice(1), { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...(part.env ?? {}), TIMES_FILE: timesFile } });
     // stdout and stderr go through one line writer, as a terminal would show them.
     const take = (b: Buffer): void => {
       const text = b.toString();
@@ -157,58 +163,70 @@ function runPart(part: Part, args: Required<RunStagesArgs>, prefixed: boolean): 
   });
 }
 
-/**
- * Runs the stages in order and returns every part's result, in the order the parts are listed
- * (stage by stage, lane by lane). Lines of a stage with more than one lane carry their part's
- * name.
- */
-export async function runStages(stages: Stage[], args: RunStagesArgs): Promise<PartResult[]> {
-  const full: Required<RunStagesArgs> = { cwd: args.cwd, write: args.write ?? ((t) => void process.stdout.write(t)) };
-  const results: PartResult[] = [];
-  for (const stage of stages) {
-    const prefixed = stage.length > 1;
-    const lanes = await Promise.all(
-      stage.map(async (lane) => {
-        const done: PartResult[] = [];
-        for (const part of lane) done.push(await runPart(part, full, prefixed));
-        return done;
-      }),
-    );
-    results.push(...lanes.flat());
-  }
-  return results;
+/** A need named by no part, or listed after the part that needs it. */
+export class PartOrderError extends Error {
+  override name = 'PartOrderError';
 }
 
 /**
- * What is wrong with an order of `stages` given what each part needs done before it starts
- * (`needs`: part name → names): a need is met only by a part of an earlier stage or one earlier in
- * the same lane, since lanes of one stage run side by side. Also a part listed twice, and a need
- * that is no part at all. Empty when the order is sound.
+ * What is wrong with a list of parts given what each needs ended before it starts (`needs`: part
+ * name → names): a part listed twice, a need that is no part, and a need listed after its part.
+ * The last rule makes the list an order in which every part could run alone, so the graph has no
+ * cycle and a reader sees the order in one place. Empty when the list is sound.
  */
-export function orderProblems(stages: Stage[], needs: Record<string, string[]>): string[] {
+export function graphProblems(parts: Part[], needs: Record<string, string[]>): string[] {
   const problems: string[] = [];
-  const where = new Map<string, { stage: number; lane: number; index: number }>();
-  stages.forEach((stage, s) =>
-    stage.forEach((lane, l) =>
-      lane.forEach((part, i) => {
-        if (where.has(part.name)) problems.push(`${part.name} is listed twice`);
-        else where.set(part.name, { stage: s, lane: l, index: i });
-      }),
-    ),
-  );
+  const index = new Map<string, number>();
+  parts.forEach((p, i) => {
+    if (index.has(p.name)) problems.push(`${p.name} is listed twice`);
+    else index.set(p.name, i);
+  });
   for (const [name, required] of Object.entries(needs)) {
-    const at = where.get(name);
-    if (!at) {
-      problems.push(`${name} has needs but is in no stage`);
+    const at = index.get(name);
+    if (at === undefined) {
+      problems.push(`${name} has needs but is no part`);
       continue;
     }
     for (const need of required) {
-      const before = where.get(need);
-      if (!before) problems.push(`${name} needs ${need}, which is in no stage`);
-      else if (!(before.stage < at.stage || (before.stage === at.stage && before.lane === at.lane && before.index < at.index))) {
-        problems.push(`${name} needs ${need} done before it starts, but ${need} runs ${before.stage === at.stage ? 'beside or after it in the same stage' : 'in a later stage'}`);
-      }
+      const before = index.get(need);
+      if (before === undefined) problems.push(`${name} needs ${need}, which is no part`);
+      else if (before > at) problems.push(`${name} needs ${need}, which is listed after it`);
     }
   }
   return problems;
+}
+
+/**
+ * Runs every part, each once every part it needs has ended (passed or failed) and one of the
+ * `slots` is free; when several are ready, the one listed first starts. Returns every part's
+ * result in the order the parts are listed. Throws {@link PartOrderError} before running
+ * anything if {@link graphProblems} finds a problem.
+ */
+export async function runGraph(parts: Part[], needs: Record<string, string[]>, args: RunGraphArgs): Promise<PartResult[]> {
+  const problems = graphProblems(parts, needs);
+  if (problems.length > 0) throw new PartOrderError(`the parts of npm test break their order:\n${problems.join('\n')}`);
+  const slots = args.slots ?? 3;
+  if (!Number.isInteger(slots) || slots < 1) throw new RangeError(`runGraph: slots must be an integer >= 1, got ${String(slots)}`);
+  const write = args.write ?? ((t: string) => void process.stdout.write(t));
+  const results = new Map<string, PartResult>();
+  const started = new Set<string>();
+  return new Promise((resolve) => {
+    let running = 0;
+    const next = (): void => {
+      for (const part of parts) {
+        if (running >= slots) break;
+        if (started.has(part.name) || !(needs[part.name] ?? []).every((n) => results.has(n))) continue;
+        started.add(part.name);
+        running++;
+        void runPart(part, write, args.cwd).then((r) => {
+          results.set(part.name, r);
+          running--;
+          if (results.size === parts.length) resolve(parts.map((p) => results.get(p.name) as PartResult));
+          else next();
+        });
+      }
+    };
+    if (parts.length === 0) resolve([]);
+    else next();
+  });
 }
