@@ -15,19 +15,24 @@ for classic Notebook, with this folder on PYTHONPATH.
 import sys
 
 from jupyter_client.ioloop import AsyncIOLoopKernelManager, IOLoopKernelManager
-from traitlets import default
+from traitlets import HasTraits, default
 
 
-class PortSafeKernelManager(IOLoopKernelManager):
+class NoPortCache(HasTraits):
+    """The one change, for both managers: classic Notebook's server needs the blocking one,
+    jupyter_server's the async one."""
+
     @default("cache_ports")
     def _default_cache_ports(self):
         return False
 
 
-class PortSafeAsyncKernelManager(AsyncIOLoopKernelManager):
-    @default("cache_ports")
-    def _default_cache_ports(self):
-        return False
+class PortSafeKernelManager(NoPortCache, IOLoopKernelManager):
+    pass
+
+
+class PortSafeAsyncKernelManager(NoPortCache, AsyncIOLoopKernelManager):
+    pass
 
 
 # nbclient (nbconvert --execute) has no restarter: a kernel that dies before it answers fails

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -39,6 +39,13 @@ describe('port_safe (scripts/jupyter/port_safe.py)', () => {
     assert.deepEqual(portSafeArgs('jupyter-server'), ['--AsyncMappingKernelManager.kernel_manager_class=port_safe.PortSafeAsyncKernelManager']);
     assert.deepEqual(portSafeArgs('classic'), ['--MappingKernelManager.kernel_manager_class=port_safe.PortSafeKernelManager']);
     assert.equal(portSafeEnv({ PYTHONPATH: '/a' }).PYTHONPATH, `${path.join(ROOT, 'scripts', 'jupyter')}${path.delimiter}/a`);
+  });
+
+  it('turns the port cache off in both managers, which jupyter_client’s own keeps on', () => {
+    // The restart below exercises the async manager only; classic Notebook's server uses the other.
+    const code = 'import port_safe\nfrom jupyter_client.ioloop import IOLoopKernelManager as K\nprint(port_safe.PortSafeKernelManager().cache_ports, port_safe.PortSafeAsyncKernelManager().cache_ports, K().cache_ports)';
+    const out = execFileSync('/usr/bin/python3', ['-c', code], { env: portSafeEnv({ ...process.env }), encoding: 'utf8' });
+    assert.equal(out.trim(), 'False False True');
   });
 
   it('restarts a tslab kernel whose port was taken on new ports, and it answers', async () => {
