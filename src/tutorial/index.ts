@@ -15,7 +15,7 @@ export { seededRandom, seededNormal, shuffledIndices } from './data/random';
 export { measureAccumulation, median, peakBytesAbove, stepFlops, timeCall, timeCalls } from './measure';
 export { timeTrainingStep } from './stepTimer';
 export type { TimeTrainingStepArgs } from './stepTimer';
-export { weightsOf, maxRelativeDifference, updateRelativeError } from './weights';
+export { weightsOf, maxRelativeDifference, updateNorm, updateRelativeError } from './weights';
 export type { WeightSnapshot } from './weights';
 export type { AccumulationMeasurement, MeasureAccumulationArgs, TimeCallArgs, Timing } from './measure';
 export { lineChart, barChart, baseLayout, PALETTE, PLOTLY_MIME, figureBundle, showFigure, figureText, figureTextLabel, figureAriaLabel, figureSvg, showTable, tableBundle } from './plot';

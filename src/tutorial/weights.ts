@@ -55,6 +55,23 @@ export function maxRelativeDifference(a: readonly ArrayLike<number>[], b: readon
 }
 
 /**
+ * How far the weights moved: `‖after − before‖` over every value of every weight (in float64).
+ * Chapter 3 compares two rules by the ratio of their updates' sizes.
+ *
+ * @throws If the snapshots do not have the same number of weights and values per weight.
+ */
+export function updateNorm(before: readonly ArrayLike<number>[], after: readonly ArrayLike<number>[]): number {
+  if (!Array.isArray(before) || !Array.isArray(after) || before.length !== after.length || after.some((w, i) => w?.length !== before[i]?.length)) {
+    throw argumentError('updateNorm', '(before, after)', 'two snapshots of the same weights (same count and sizes, e.g. from weightsOf)', after);
+  }
+  let sum = 0;
+  before.forEach((values, i) => {
+    for (let k = 0; k < values.length; k++) sum += (after[i][k] - values[k]) ** 2;
+  });
+  return Math.sqrt(sum);
+}
+
+/**
  * How wrong an update is: `‖Δa − Δb‖ / ‖Δb‖`, where `Δa = after − before` is the update a rule
  * made and `Δb = reference − before` the one it should have made, norms over every value of
  * every weight (in float64). After one small step the weights barely move, so a difference
@@ -69,15 +86,8 @@ export function updateRelativeError(before: readonly ArrayLike<number>[], after:
   if (!Array.isArray(before) || !same(after) || !same(reference)) {
     throw argumentError('updateRelativeError', '(before, after, reference)', 'three snapshots of the same weights (same count and sizes, e.g. from weightsOf)', after);
   }
-  let error = 0;
-  let size = 0;
-  before.forEach((values, i) => {
-    for (let k = 0; k < values.length; k++) {
-      const wanted = reference[i][k] - values[k];
-      error += (after[i][k] - reference[i][k]) ** 2;
-      size += wanted ** 2;
-    }
-  });
+  const size = updateNorm(before, reference);
   if (size === 0) throw argumentError('updateRelativeError', 'reference', 'weights that moved from `before` (the update to compare with)', reference);
-  return Math.sqrt(error) / Math.sqrt(size);
+  // ‖Δa − Δb‖ = ‖after − reference‖: `before` cancels.
+  return updateNorm(reference, after) / size;
 }

@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { maxRelativeDifference, updateRelativeError, weightsOf } from '../../src/tutorial/weights';
+import { maxRelativeDifference, updateNorm, updateRelativeError, weightsOf } from '../../src/tutorial/weights';
 import { assertThrowsMentioning, denseModel } from '../helpers';
 
 describe('weightsOf', () => {
@@ -73,5 +73,26 @@ describe('updateRelativeError', () => {
   test('refuses snapshots of other weights, or a reference that did not move, naming what is accepted', () => {
     assertThrowsMentioning(() => updateRelativeError(before, [before[0]], step(1)), 'three snapshots of the same weights');
     assertThrowsMentioning(() => updateRelativeError(before, step(1), before), 'weights that moved');
+  });
+});
+
+describe('updateNorm', () => {
+  test('is the Euclidean norm of after - before over every weight, against a plain loop (property, seeded)', () => {
+    const snapshot = fc.array(fc.array(fc.float({ min: -100, max: 100, noNaN: true, noDefaultInfinity: true }), { minLength: 0, maxLength: 6 }), { minLength: 1, maxLength: 4 });
+    fc.assert(
+      fc.property(snapshot, fc.double({ min: -5, max: 5, noNaN: true }), (w, shift) => {
+        const before = w.map((a) => Float32Array.from(a));
+        const after = before.map((a, i) => a.map((v, k) => v + shift * ((i + k) % 3)));
+        let sum = 0;
+        for (let i = 0; i < before.length; i++) for (let k = 0; k < before[i].length; k++) sum += (after[i][k] - before[i][k]) * (after[i][k] - before[i][k]);
+        return Math.abs(updateNorm(before, after) - Math.sqrt(sum)) <= 1e-12 * (1 + Math.sqrt(sum)) && updateNorm(before, before) === 0;
+      }),
+      { seed: 20261205, numRuns: 200 },
+    );
+  });
+
+  test('refuses snapshots of other weights, naming what is accepted', () => {
+    assertThrowsMentioning(() => updateNorm([Float32Array.from([1, 2])], [Float32Array.from([1])]), 'two snapshots of the same weights');
+    assertThrowsMentioning(() => updateNorm([Float32Array.from([1])], []), 'two snapshots of the same weights');
   });
 });
