@@ -1,8 +1,18 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { descendants, isAlive, killTagged, killTree, newKernelTag, taggedEnv, taggedProcesses } from '../../../scripts/notebooks/processTree';
+
+/** The name of a process's program (/proc/PID/comm), or '' once it is gone. */
+function command(pid: number): string {
+  try {
+    return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
 
 /** Polls until `check` holds or `ms` pass; returns whether it held. */
 async function eventually(check: () => boolean, ms = 120_000): Promise<boolean> {
@@ -42,9 +52,12 @@ describe('a kernel\'s tag', { skip: process.platform !== 'linux' && 'reads /proc
     let out = '';
     leader.stdout.on('data', (b) => (out += b));
     await new Promise((resolve) => leader.on('exit', resolve));
-    // setsid forks when it is already a group leader; the sleep is the tagged process still alive.
-    assert.ok(await eventually(() => taggedProcesses(tag).some(isAlive)), `the sleep of ${out.trim()} carries the tag`);
-    const escaped = taggedProcesses(tag).filter(isAlive);
+    // Wait for the sleep itself: setsid execs it only after leaving the group, and before that the
+    // tagged process is still in the group, which the kill below then reaches (a race a loaded
+    // machine lost once).
+    const sleeping = (): number[] => taggedProcesses(tag).filter((p) => isAlive(p) && command(p) === 'sleep');
+    assert.ok(await eventually(() => sleeping().length > 0), `the sleep of ${out.trim()} carries the tag`);
+    const escaped = sleeping();
     // The negative case: the group and the tree, all that killed a kernel's processes before, miss it.
     killTree(leader.pid!, { exited: true });
     await sleep(200);
