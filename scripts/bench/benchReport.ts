@@ -1,6 +1,6 @@
 import type { AccumulationMeasurement } from '../../src/tutorial/index';
 import type { SimdPeak } from '../../src/backend/index';
-import type { PeerHello } from './benchPeer';
+import type { PartsRatio, PeerHello } from './benchPeer';
 import type { StepBreakdown } from './benchNative';
 import type { EveryCoreBreakdown, RoundMedians } from './everyCoreBreakdown';
 
@@ -40,7 +40,9 @@ export interface Report {
   date: string;
   command: string;
   quick: boolean;
-  config: { targets: { ratio: Record<string, number>; ratioAll?: Record<string, number>; bookkeepingShare: Record<string, number> }; accumulationSteps: number; microBatchSize: number } & Record<string, unknown>;
+  /** `--every-core-only`: only the every-core rows ran. */
+  everyCoreOnly?: boolean;
+  config: { targets: { ratio: Record<string, number>; ratioAll?: Record<string, number>; bookkeepingShare: Record<string, number>; partsRatio?: number }; accumulationSteps: number; microBatchSize: number } & Record<string, unknown>;
   cpus: { count: number; model: string };
   loadAverage: { start: number[]; end: number[] };
   torch: { one: PeerHello; all: PeerHello | null } | { unavailable: string };
@@ -69,7 +71,16 @@ export interface Report {
   /** Native window rows whose every-core target was missed: the winning option taken apart (everyCoreBreakdown.ts). */
   everyCoreBreakdowns?: EveryCoreBreakdown[];
   backends: { backend: string; id: string; flops: number; ms: number | null; minMs?: number; maxMs?: number; calls?: number; busyThreads?: number | null; cpuPerWall?: number | null; error?: string }[];
-  accumulation: (Omit<AccumulationMeasurement, 'window' | 'step'> & { backend: string; model: string; windowSpread: number[]; stepSpread: number[] })[];
+  accumulation: (Omit<AccumulationMeasurement, 'window' | 'step' | 'parts'> & {
+    backend: string;
+    model: string;
+    windowSpread: number[];
+    stepSpread: number[];
+    /** Fastest and slowest call of the parts by hand, ms. */
+    partsSpread?: number[];
+    /** PyTorch's window against its parts for the same model (one thread), or null without the peer. */
+    torchParts?: PartsRatio | null;
+  })[];
 }
 
 export const fmt = (v: number | null | undefined, digits = 2): string => (v === null || v === undefined || !Number.isFinite(v) ? '—' : v.toFixed(digits));
@@ -183,6 +194,33 @@ export function accumulationTable(report: Report): string[] {
     );
   }
   lines.push('', 'Theoretical memory ratio = (peak of a plain micro-batch step + 2 x parameter bytes) / peak of the plain big step (src/tutorial/measure.ts).');
+  return lines;
+}
+
+/**
+ * The accumulator's overhead read directly (issue 35): each window against its parts by hand,
+ * timed in turns in one run, beside PyTorch's window against its own parts.
+ */
+export function overheadTable(report: Report): string[] {
+  const { accumulationSteps: k, microBatchSize: b } = report.config;
+  const rows = report.accumulation.filter((a) => a.partsMs !== undefined);
+  if (rows.length === 0) return [];
+  const target = report.config.targets.partsRatio;
+  const lines = [
+    `Accumulator overhead: a GradientAccumulator window of ${k} x ${b} against its parts by hand, timed in turns (median wall ms):`,
+    `${k} x (the micro-batch's tf.variableGrads, loss read back) + one optimizer.applyGradients. PyTorch, one thread: its window`,
+    `(loss / ${k}, .grad accumulated in place by backward) against ${k} backward passes with .grad set to None before each + one step.`,
+    '',
+    '| model | backend | window ms (min–max) | parts ms (min–max) | window / parts | target | PyTorch window / parts (ms) |',
+    '|---|---|---|---|---|---|---|',
+  ];
+  for (const a of rows) {
+    const verdict = target === undefined ? '' : `≤ ${target} ${a.partsRatio <= target ? 'met' : 'missed'}`;
+    const torch = a.torchParts ? `${fmt(a.torchParts.ratio)} (${fmt(a.torchParts.windowMs)} / ${fmt(a.torchParts.partsMs)})` : '—';
+    lines.push(
+      `| ${a.model} | ${a.backend} | ${fmt(a.windowMs)} (${fmt(a.windowSpread[0])}–${fmt(a.windowSpread[1])}) | ${fmt(a.partsMs)} (${fmt(a.partsSpread?.[0])}–${fmt(a.partsSpread?.[1])}) | ${fmt(a.partsRatio)} | ${verdict} | ${torch} |`,
+    );
+  }
   return lines;
 }
 
