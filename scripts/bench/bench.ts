@@ -3,8 +3,10 @@
  *
  *     npm run bench             # installs the PyTorch peer if missing, then a few minutes
  *     npm run bench -- --quick  # smoke run: short timings, SimpleNet and the MLP only
+ *     npm run bench -- --every-core-only  # only the native window rows and the parallel bench (the CNN by default)
  *
  * Length: about 590 lines, because it is one straight-through program (config, rows, timing in turns, main);
+ * the command line is in benchArgs, the models and their data in benchModels;
  * the peer, the thread readings, the native path's peak and breakdown, the every-core options and the
  * report tables are already in benchPeer/benchThreads/benchNative/everyCore/benchReport.
  *
@@ -33,8 +35,9 @@ import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { GradientAccumulator } from '../../src/index';
 import { BackendPreference, describeEnvironment, loadNativeBlas, measureNativeGemmPeak, measureSimdPeak, selectBackend, setNativeThreads, SimdPeak } from '../../src/backend/index';
-import { cnn, measureAccumulation, median, mlp, simpleNet, stepFlops, timeCall } from '../../src/tutorial/index';
+import { measureAccumulation, median, stepFlops, timeCall } from '../../src/tutorial/index';
 import { BenchArgs, BenchArgsError, ModelName, parseBenchArgs } from './benchArgs';
+import { batchOf, buildModel, flopsOf, lossFn, lossOf, MODEL_LABEL, trainable } from './benchModels';
 import { PartsRatio, PeerCase, TorchPeer } from './benchPeer';
 import { accumulationTable, backendTable, overheadTable, headToHeadTable, OtherEntry, Refusal, Report, rooflineTable, Stats } from './benchReport';
 import { benchParallel } from './benchParallel';
@@ -142,35 +145,6 @@ export interface BenchRow {
   others?(): Promise<(Contender | Refusal)[]>;
 }
 
-function buildModel(name: ModelName): tf.LayersModel {
-  if (name === 'simpleNet') return simpleNet({ seed: 1 });
-  if (name === 'mlp') return mlp({ normalization: 'none', seed: 1 });
-  return cnn({ normalization: 'batch', seed: 1 });
-}
-
-function batchOf(name: ModelName, batch: number, seed: number): { xs: tf.Tensor; ys: tf.Tensor } {
-  return tf.tidy(() => {
-    if (name === 'simpleNet') return { xs: tf.randomNormal([batch, 10], 0, 1, 'float32', seed), ys: tf.randomNormal([batch, 1], 0, 1, 'float32', seed + 1) };
-    const labels = tf.tensor1d(Array.from({ length: batch }, (_, i) => (i * 7 + seed) % 10), 'int32');
-    return { xs: tf.randomNormal([batch, 28, 28, 1], 0, 1, 'float32', seed), ys: tf.oneHot(labels, 10) };
-  });
-}
-
-const lossOf = (name: ModelName) => (name === 'simpleNet' ? tf.losses.meanSquaredError : tf.losses.softmaxCrossEntropy);
-
-function lossFn(name: ModelName, model: tf.LayersModel, data: { xs: tf.Tensor; ys: tf.Tensor }): () => tf.Scalar {
-  return () => lossOf(name)(data.ys, model.apply(data.xs, { training: true }) as tf.Tensor) as tf.Scalar;
-}
-
-const trainable = (model: tf.LayersModel): tf.Variable[] => model.trainableWeights.map((w) => w.read() as tf.Variable);
-
-function flopsOf(name: ModelName, batch: number): number {
-  const model = buildModel(name);
-  const flops = stepFlops(model, batch).trainingFlops;
-  model.dispose();
-  return flops;
-}
-
 /** Activates a path's backend (idempotent) at `threads` BLAS threads for native. */
 async function usePath(path: Path, threads: number): Promise<void> {
   await selectBackend(path.preference, { strict: true, nativeThreads: threads, onNotice: (m) => console.error(m) });
@@ -238,8 +212,6 @@ async function accumulationWindow(name: ModelName, steps: number, micro: number,
     },
   };
 }
-
-const MODEL_LABEL: Record<ModelName, string> = { simpleNet: 'SimpleNet 10-1', mlp: 'MLP 784-256-256-10', cnn: 'CNN conv16-conv32-dense10' };
 
 /** The head-to-head rows, once per path (native rows' ids end in "-native"). Append here to compare more. */
 function rows(): BenchRow[] {
