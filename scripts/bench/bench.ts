@@ -44,7 +44,7 @@ import { benchParallel } from './benchParallel';
 import { breakdownTable, nativeBreakdown, StepBreakdown } from './benchNative';
 import { busiestThreadNs, busyThreads, cpuPerWall, taskCpuNs } from './benchThreads';
 import type { Contender } from './contender';
-import { coresGivenLine, everyCoreEntrants, everyCoreTable, rowOptions, winner } from './everyCore';
+import { coresGiven, coresGivenLine, everyCoreEntrants, everyCoreTable, rowOptions, winner } from './everyCore';
 import { EveryCoreBreakdown, everyCoreBreakdownTable, packed, profileWorkers } from './everyCoreBreakdown';
 
 /** The command line (benchArgs.ts); a bad option stops the run before anything is timed. */
@@ -479,6 +479,7 @@ async function main(): Promise<void> {
       console.error(`bench: ${row.label}`);
       report.rows.push(await runRow(row, peers));
     }
+    report.coresGiven = coresGiven(report);
     if (!everyCoreOnly) await afterRows(report, peers);
   } finally {
     peers.one?.close();

@@ -42,6 +42,11 @@ export interface Report {
   quick: boolean;
   /** `--every-core-only`: only the every-core rows ran. */
   everyCoreOnly?: boolean;
+  /**
+   * Whether the every-core options got their cores (everyCore.ts, coresGiven): when not, no
+   * every-core target of the run is judged, the steps' included. Null when none was timed.
+   */
+  coresGiven?: { cores: number; asked: number; given: boolean } | null;
   config: { targets: { ratio: Record<string, number>; ratioAll?: Record<string, number>; bookkeepingShare: Record<string, number>; partsRatio?: number }; accumulationSteps: number; microBatchSize: number } & Record<string, unknown>;
   cpus: { count: number; model: string };
   loadAverage: { start: number[]; end: number[] };
@@ -133,7 +138,11 @@ export function headToHeadTable(report: Report): string[] {
     const targetAll = report.config.targets.ratioAll?.[r.id];
     // A row with worker options is judged by its best option, in "Every core: which wins".
     const judgedBelow = (r.others ?? []).some((o) => !('refused' in o));
-    const verdictAll = targetAll === undefined || ratioAll === null ? '' : judgedBelow ? ` (≤ ${targetAll}: best option below)` : ` (≤ ${targetAll} ${ratioAll <= targetAll ? 'met' : 'missed'})`;
+    // A step's BLAS threads leave part of the step on one thread, so its own CPU over wall cannot tell
+    // a starved run; the window rows' options can, and they speak for the whole run.
+    const starved = report.coresGiven?.given === false;
+    const verdictAll =
+      targetAll === undefined || ratioAll === null ? '' : judgedBelow ? ` (≤ ${targetAll}: best option below)` : ` (≤ ${targetAll} ${starved ? 'not judged' : ratioAll <= targetAll ? 'met' : 'missed'})`;
     lines.push(
       `| ${r.label} | ${spread(r.torch1)} | ${busy(r.torch1)} | ${spread(r.ours1)} | ${busy(r.ours1)} | ${fmt(ratio1)} (min ${fmt(ratioMin)}) | ${threadCell(r.torch1, r.ours1)} | ${verdict} | ` +
         `${spread(r.torchAll)} | ${busy(r.torchAll)} | ${allCell} | ${busy(oursAll ?? r.ours1)} | ${fmt(ratioAll)}${verdictAll} |`,
