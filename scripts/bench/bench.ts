@@ -3,8 +3,10 @@
  *
  *     npm run bench             # installs the PyTorch peer if missing, then a few minutes
  *     npm run bench -- --quick  # smoke run: short timings, SimpleNet and the MLP only
+ *     npm run bench -- --every-core-only  # only the native window rows and the parallel bench (the CNN by default)
  *
  * Length: about 590 lines, because it is one straight-through program (config, rows, timing in turns, main);
+ * the command line is in benchArgs, the models and their data in benchModels;
  * the peer, the thread readings, the native path's peak and breakdown, the every-core options and the
  * report tables are already in benchPeer/benchThreads/benchNative/everyCore/benchReport.
  *
@@ -20,7 +22,8 @@
  *    peak of a wasm SIMD multiply-add loop on this machine, PyTorch's GEMM peak and the addon's.
  *    For native rows that miss their target, where the step's time goes (benchNative.ts).
  * 3. The other backends (cpu + kernels, stock wasm and cpu, tfjs-node when it loads): step times.
- * 4. Accumulation's own cost and memory on the fast backends (measureAccumulation, src/tutorial/measure.ts).
+ * 4. Accumulation's own cost and memory on the fast backends (measureAccumulation, src/tutorial/measure.ts),
+ *    and its overhead read directly: the window against its parts by hand, beside PyTorch's same ratio.
  * Output: markdown on stdout, JSON in build/bench/bench.json.
  *
  * To add a row (e.g. a multi-core trainer), append a {@link BenchRow} to `rows()`: its `allCores`
@@ -32,27 +35,34 @@ import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { GradientAccumulator } from '../../src/index';
 import { BackendPreference, describeEnvironment, loadNativeBlas, measureNativeGemmPeak, measureSimdPeak, selectBackend, setNativeThreads, SimdPeak } from '../../src/backend/index';
-import { cnn, measureAccumulation, median, mlp, simpleNet, stepFlops, timeCall } from '../../src/tutorial/index';
-import { PeerCase, TorchPeer } from './benchPeer';
-import { accumulationTable, backendTable, headToHeadTable, OtherEntry, Refusal, Report, rooflineTable, Stats } from './benchReport';
+import { measureAccumulation, median, stepFlops, timeCall } from '../../src/tutorial/index';
+import { BenchArgs, BenchArgsError, ModelName, parseBenchArgs } from './benchArgs';
+import { batchOf, buildModel, flopsOf, lossFn, lossOf, MODEL_LABEL, trainable } from './benchModels';
+import { PartsRatio, PeerCase, TorchPeer } from './benchPeer';
+import { accumulationTable, backendTable, overheadTable, headToHeadTable, OtherEntry, Refusal, Report, rooflineTable, Stats } from './benchReport';
 import { benchParallel } from './benchParallel';
 import { breakdownTable, nativeBreakdown, StepBreakdown } from './benchNative';
 import { busiestThreadNs, busyThreads, cpuPerWall, taskCpuNs } from './benchThreads';
 import type { Contender } from './contender';
-import { everyCoreEntrants, everyCoreTable, rowOptions, winner } from './everyCore';
+import { coresGiven, coresGivenLine, everyCoreEntrants, everyCoreTable, rowOptions, winner } from './everyCore';
 import { EveryCoreBreakdown, everyCoreBreakdownTable, packed, profileWorkers } from './everyCoreBreakdown';
 
-type ModelName = 'simpleNet' | 'mlp' | 'cnn';
-const quick = process.argv.includes('--quick');
-/** `--models=mlp,cnn` and `--backends=wasm,cpu-stock` restrict a run; `--no-torch` skips the peer, `--no-parallel` the worker-thread row. */
-const option = (name: string): string[] | null => {
-  const arg = process.argv.find((a) => a.startsWith(`--${name}=`));
-  return arg ? arg.slice(name.length + 3).split(',') : null;
-};
-const onlyModels = option('models');
-const onlyBackends = option('backends');
-/** `--paths=wasm` or `--paths=native`: which head-to-head paths run (default: both, native when built). */
-const onlyPaths = option('paths');
+/** The command line (benchArgs.ts); a bad option stops the run before anything is timed. */
+const ARGS: BenchArgs = (() => {
+  try {
+    return parseBenchArgs(process.argv.slice(2), loadNativeBlas().available);
+  } catch (e) {
+    if (!(e instanceof BenchArgsError)) throw e;
+    console.error(`${e.name}: ${e.message}`);
+    process.exit(2);
+  }
+})();
+const quick = ARGS.quick;
+const onlyModels = ARGS.models;
+const onlyBackends = ARGS.backends;
+const onlyPaths = ARGS.paths;
+/** `--every-core-only`: the native window rows and the parallel bench, nothing else; the CNN's rows unless --models says otherwise. */
+const everyCoreOnly = ARGS.everyCoreOnly;
 
 /** A head-to-head path: what ours runs on, and whether it has an every-core contender. */
 interface Path {
@@ -68,7 +78,7 @@ const CONFIG = {
   /** Seconds of timed calls per contender and row, split over `rounds`. */
   seconds: quick ? 0.3 : 2.5,
   /** Rounds in which ours and each PyTorch take turns. */
-  rounds: Number(option('rounds')?.[0] ?? (quick ? 2 : 5)),
+  rounds: ARGS.rounds ?? (quick ? 2 : 5),
   /** Warm-up calls before the first round (V8, XNNPACK and PyTorch's allocator prepare on first calls). */
   warmup: quick ? 1 : 5,
   /** Seconds of untimed windows of a worker option once its workers start: V8 optimizes their code for seconds (everyCore.ts). */
@@ -80,9 +90,9 @@ const CONFIG = {
   accumulationSteps: 4,
   microBatchSize: 16,
   /** Plain steps: model and batch. */
-  steps: ((quick ? [['simpleNet', 64], ['mlp', 64]] : [['simpleNet', 64], ['mlp', 64], ['cnn', 16], ['cnn', 64]]) as [ModelName, number][]).filter(([m]) => !onlyModels || onlyModels.includes(m)),
+  steps: ((quick ? [['simpleNet', 64], ['mlp', 64]] : [['simpleNet', 64], ['mlp', 64], ['cnn', 16], ['cnn', 64]]) as [ModelName, number][]).filter(([m]) => !everyCoreOnly && (!onlyModels || onlyModels.includes(m))),
   /** Models whose accumulation window (4 x 16) is a row and is measured for cost and memory. */
-  windowModels: ((quick ? ['simpleNet', 'mlp'] : ['mlp', 'cnn']) as ModelName[]).filter((m) => !onlyModels || onlyModels.includes(m)),
+  windowModels: everyCoreOnly && !onlyModels ? (['cnn'] as ModelName[]) : ((quick ? ['simpleNet', 'mlp'] : ['mlp', 'cnn']) as ModelName[]).filter((m) => !onlyModels || onlyModels.includes(m)),
   /**
    * Targets, ours / PyTorch at equal threads, per row id: issue 11's for wasm at one thread,
    * issue 26's for native at one thread (`ratio`) and at every core (`ratioAll`); and the MLP's
@@ -92,16 +102,18 @@ const CONFIG = {
     ratio: { 'mlp-64': 2.5, 'cnn-16': 1.6, 'cnn-64': 1.3, 'mlp-64-native': 1.5, 'cnn-16-native': 1.5, 'cnn-64-native': 1.2 } as Record<string, number>,
     ratioAll: { 'mlp-64-native': 1.3, 'cnn-window-4x16-native': 1.3 } as Record<string, number>,
     bookkeepingShare: { mlp: 0.05 } as Record<string, number>,
+    /** Issue 35: a window at most this many times its parts by hand (window / parts), every model and backend. */
+    partsRatio: 1.05,
   },
-  torch: !process.argv.includes('--no-torch'),
+  torch: ARGS.torch,
   /** Issue 14's row: a CNN window of 8 x 16 on 2 workers against one thread (scripts/bench/benchParallel.ts); needs the CNN. */
-  parallel: !process.argv.includes('--no-parallel') && !quick && (!onlyModels || onlyModels.includes('cnn')),
+  parallel: ARGS.parallel && !quick && (!onlyModels || onlyModels.includes('cnn')),
   python: '/usr/bin/python3',
   /** The paths of the head-to-head rows, each row once per path. */
   paths: ([
     { id: 'wasm', label: 'wasm + kernels', preference: 'wasm', allThreads: null },
     { id: 'native', label: 'native (CBLAS)', preference: 'native', allThreads: cpus().length },
-  ] as Path[]).filter((p) => (!onlyPaths || onlyPaths.includes(p.id)) && (p.id !== 'native' || loadNativeBlas().available)),
+  ] as Path[]).filter((p) => (!onlyPaths || onlyPaths.includes(p.id)) && (p.id !== 'native' || loadNativeBlas().available) && (!everyCoreOnly || p.id === 'native')),
   /** Step times only; the stock ones are slow. */
   otherBackends: [
     { label: 'tfjs-node', preference: 'tensorflow', full: true },
@@ -110,7 +122,7 @@ const CONFIG = {
     ...(loadNativeBlas().available ? [{ label: 'native-cpu (CBLAS on cpu)', preference: 'native-cpu', full: true }] : []),
     { label: 'wasm (stock)', preference: 'wasm-stock', full: false },
     { label: 'cpu (stock)', preference: 'cpu-stock', full: false },
-  ].filter((b) => !onlyBackends || onlyBackends.includes(b.preference)) as { label: string; preference: BackendPreference; full: boolean }[],
+  ].filter((b) => !everyCoreOnly && (!onlyBackends || onlyBackends.includes(b.preference))) as { label: string; preference: BackendPreference; full: boolean }[],
   /** Matrix size of PyTorch's GEMM peak. */
   gemmSize: 512,
 };
@@ -131,35 +143,6 @@ export interface BenchRow {
   allCores?(): Promise<Contender>;
   /** More of ours timed in the same rounds, or refused with the reason (the native windows' worker options, everyCore.ts). */
   others?(): Promise<(Contender | Refusal)[]>;
-}
-
-function buildModel(name: ModelName): tf.LayersModel {
-  if (name === 'simpleNet') return simpleNet({ seed: 1 });
-  if (name === 'mlp') return mlp({ normalization: 'none', seed: 1 });
-  return cnn({ normalization: 'batch', seed: 1 });
-}
-
-function batchOf(name: ModelName, batch: number, seed: number): { xs: tf.Tensor; ys: tf.Tensor } {
-  return tf.tidy(() => {
-    if (name === 'simpleNet') return { xs: tf.randomNormal([batch, 10], 0, 1, 'float32', seed), ys: tf.randomNormal([batch, 1], 0, 1, 'float32', seed + 1) };
-    const labels = tf.tensor1d(Array.from({ length: batch }, (_, i) => (i * 7 + seed) % 10), 'int32');
-    return { xs: tf.randomNormal([batch, 28, 28, 1], 0, 1, 'float32', seed), ys: tf.oneHot(labels, 10) };
-  });
-}
-
-const lossOf = (name: ModelName) => (name === 'simpleNet' ? tf.losses.meanSquaredError : tf.losses.softmaxCrossEntropy);
-
-function lossFn(name: ModelName, model: tf.LayersModel, data: { xs: tf.Tensor; ys: tf.Tensor }): () => tf.Scalar {
-  return () => lossOf(name)(data.ys, model.apply(data.xs, { training: true }) as tf.Tensor) as tf.Scalar;
-}
-
-const trainable = (model: tf.LayersModel): tf.Variable[] => model.trainableWeights.map((w) => w.read() as tf.Variable);
-
-function flopsOf(name: ModelName, batch: number): number {
-  const model = buildModel(name);
-  const flops = stepFlops(model, batch).trainingFlops;
-  model.dispose();
-  return flops;
 }
 
 /** Activates a path's backend (idempotent) at `threads` BLAS threads for native. */
@@ -229,8 +212,6 @@ async function accumulationWindow(name: ModelName, steps: number, micro: number,
     },
   };
 }
-
-const MODEL_LABEL: Record<ModelName, string> = { simpleNet: 'SimpleNet 10-1', mlp: 'MLP 784-256-256-10', cnn: 'CNN conv16-conv32-dense10' };
 
 /** The head-to-head rows, once per path (native rows' ids end in "-native"). Append here to compare more. */
 function rows(): BenchRow[] {
@@ -477,6 +458,7 @@ async function main(): Promise<void> {
     date: new Date().toISOString(),
     command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
     quick,
+    everyCoreOnly,
     config: CONFIG,
     cpus: { count: cpus().length, model: cpus()[0]?.model ?? 'unknown' },
     loadAverage: { start: loadStart, end: [] },
@@ -497,29 +479,8 @@ async function main(): Promise<void> {
       console.error(`bench: ${row.label}`);
       report.rows.push(await runRow(row, peers));
     }
-    const peak: SimdPeak | null = measureSimdPeak({ runs: quick ? 10 : 60 });
-    report.roofline.wasmSimd = peak;
-    if (peers.one) {
-      const seconds = quick ? 0.2 : 1;
-      const one = await peers.one.gemm(CONFIG.gemmSize, seconds);
-      const all = peers.all ? await peers.all.gemm(CONFIG.gemmSize, seconds) : null;
-      report.roofline.torchGemm = { size: CONFIG.gemmSize, one: Math.max(...one.gflops), all: all ? Math.max(...all.gflops) : null, busyThreads: { one: one.busyThreads, all: all?.busyThreads ?? null } };
-    }
-    if (CONFIG.paths.some((p) => p.id === 'native')) {
-      const seconds = quick ? 0.2 : 1;
-      const one = measureNativeGemmPeak({ size: CONFIG.gemmSize, seconds, threads: 1 });
-      const all = measureNativeGemmPeak({ size: CONFIG.gemmSize, seconds, threads: 'all' });
-      if (one) report.roofline.nativeGemm = { size: CONFIG.gemmSize, one: one.gflops, all: all?.gflops ?? null, threads: { one: one.threads, all: all?.threads ?? null } };
-      report.breakdowns = await breakdowns(report.rows);
-      report.everyCoreBreakdowns = await everyCoreBreakdowns(report.rows);
-    }
-    for (const path of CONFIG.paths) {
-      await usePath(path, 1);
-      for (const name of CONFIG.windowModels) {
-        console.error(`bench: accumulation cost of ${name} on ${path.label}`);
-        report.accumulation.push(await accumulationCost(path.label, name));
-      }
-    }
+    report.coresGiven = coresGiven(report);
+    if (!everyCoreOnly) await afterRows(report, peers);
   } finally {
     peers.one?.close();
     peers.all?.close();
@@ -537,19 +498,27 @@ async function main(): Promise<void> {
   const parallel = CONFIG.parallel ? await benchParallel({ quick, torch: CONFIG.torch }) : null;
   report.loadAverage.end = loadavg();
 
-  const lines = [
+  const head = [
     `Command: \`${report.command}\` on ${report.cpus.count} x ${report.cpus.model}, ${report.date}.`,
     `Load average (1, 5, 15 min): ${loadStart.map((l) => l.toFixed(2)).join(', ')} at start, ${report.loadAverage.end.map((l) => l.toFixed(2)).join(', ')} at end.`,
     '',
     ...headToHeadTable(report),
+  ];
+  // Only the rows that use every core, and whether the machine gave them its cores.
+  const everyCoreLines = [...head, '', ...everyCoreTable(report), '', coresGivenLine(report), ...(parallel ? ['', parallel.text] : [])];
+  const lines = everyCoreOnly ? everyCoreLines : [
+    ...head,
     '',
     ...rooflineTable(report),
     ...breakdownTable(report),
     '',
     ...everyCoreTable(report),
+    ...(report.rows.some((r) => r.others) ? ['', coresGivenLine(report)] : []),
     ...everyCoreBreakdownTable(report),
     '',
     ...accumulationTable(report),
+    '',
+    ...overheadTable(report),
     '',
     ...backendTable(report),
     ...(parallel ? ['', parallel.text] : []),
@@ -560,7 +529,42 @@ async function main(): Promise<void> {
   console.error(`bench: wrote ${CONFIG.out} in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 }
 
-/** The accumulator's own cost and the window's memory (src/tutorial/measure.ts), on the active backend. */
+/** What follows the head-to-head rows while the peers run: the roofline, the breakdowns, the accumulation's cost and overhead. */
+async function afterRows(report: Report, peers: { one: TorchPeer | null; all: TorchPeer | null }): Promise<void> {
+  const peak: SimdPeak | null = measureSimdPeak({ runs: quick ? 10 : 60 });
+  report.roofline.wasmSimd = peak;
+  if (peers.one) {
+    const seconds = quick ? 0.2 : 1;
+    const one = await peers.one.gemm(CONFIG.gemmSize, seconds);
+    const all = peers.all ? await peers.all.gemm(CONFIG.gemmSize, seconds) : null;
+    report.roofline.torchGemm = { size: CONFIG.gemmSize, one: Math.max(...one.gflops), all: all ? Math.max(...all.gflops) : null, busyThreads: { one: one.busyThreads, all: all?.busyThreads ?? null } };
+  }
+  if (CONFIG.paths.some((p) => p.id === 'native')) {
+    const seconds = quick ? 0.2 : 1;
+    const one = measureNativeGemmPeak({ size: CONFIG.gemmSize, seconds, threads: 1 });
+    const all = measureNativeGemmPeak({ size: CONFIG.gemmSize, seconds, threads: 'all' });
+    if (one) report.roofline.nativeGemm = { size: CONFIG.gemmSize, one: one.gflops, all: all?.gflops ?? null, threads: { one: one.threads, all: all?.threads ?? null } };
+    report.breakdowns = await breakdowns(report.rows);
+    report.everyCoreBreakdowns = await everyCoreBreakdowns(report.rows);
+  }
+  // PyTorch's window against its parts once per model: its ratio does not depend on our backend.
+  if (peers.one) {
+    const { accumulationSteps: k, microBatchSize: b } = CONFIG;
+    for (const name of CONFIG.windowModels) torchParts.set(name, await peers.one.windowOverParts(name, k, b, CONFIG.seconds, CONFIG.rounds, CONFIG.warmup));
+  }
+  for (const path of CONFIG.paths) {
+    await usePath(path, 1);
+    for (const name of CONFIG.windowModels) {
+      console.error(`bench: accumulation cost of ${name} on ${path.label}`);
+      report.accumulation.push(await accumulationCost(path.label, name));
+    }
+  }
+}
+
+/** PyTorch's window against its parts, per window model, when the peer runs (see main). */
+const torchParts = new Map<ModelName, PartsRatio>();
+
+/** The accumulator's own cost, its overhead over its parts by hand and the window's memory (src/tutorial/measure.ts), on the active backend. */
 async function accumulationCost(backend: string, name: ModelName): Promise<Report['accumulation'][number]> {
   const { accumulationSteps: k, microBatchSize: b } = CONFIG;
   const model = buildModel(name);
@@ -574,8 +578,8 @@ async function accumulationCost(backend: string, name: ModelName): Promise<Repor
       batch,
       timing: { seconds: quick ? 0.3 : 1.5, warmup: CONFIG.warmup, warmupSeconds: 0.3, slowCallMs: CONFIG.slowStepMs },
     });
-    const { window, step, ...rest } = m;
-    return { backend, model: name, ...rest, windowSpread: [window.minMs, window.maxMs], stepSpread: [step.minMs, step.maxMs] };
+    const { window, step, parts, ...rest } = m;
+    return { backend, model: name, ...rest, windowSpread: [window.minMs, window.maxMs], stepSpread: [step.minMs, step.maxMs], partsSpread: [parts.minMs, parts.maxMs], torchParts: torchParts.get(name) ?? null };
   } finally {
     tf.dispose([...microBatches.flatMap((d) => [d.xs, d.ys]), batch.xs, batch.ys]);
     model.dispose();

@@ -14,14 +14,15 @@
  * Beside them, the machine's own limit for this work: two independent Node processes, each
  * training the same window on one thread, timed alone and together (`measureProcessLimit`).
  * The target holds when 2 workers reach 1.7x one thread, or 95% of the two processes' speed-up
- * in the same run. A second table splits the 2-worker window as the workers measured it.
+ * in the same run. A second table splits the 2-worker window as the workers measured it, a third
+ * the CPU time of a micro-batch by part and thread, beside the single thread's (issue 35).
  * Output: markdown tables on stdout, JSON in build/bench/parallel.json.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { selectBackend } from '../../src/backend/index';
-import { ParallelMeasurement, ProcessLimit, measureParallelWindow, measureProcessLimit } from '../../src/parallel/index';
+import { ParallelMeasurement, ParallelWindowTiming, ProcessLimit, measureParallelWindow, measureProcessLimit } from '../../src/parallel/index';
 import { cnn, median } from '../../src/tutorial/index';
 import { TorchPeer } from './benchPeer';
 
@@ -96,6 +97,49 @@ export function formatInWorker(m: ParallelMeasurement): string {
   return rows.join('\n');
 }
 
+/** A window's CPU time by part (src/parallel/measure.ts), named through the entry point as scripts must. */
+type WorkerCost = NonNullable<ParallelMeasurement['singleThreadCost']>;
+
+/** The parts of {@link WorkerCost}, in the table's order. */
+const COST_PARTS: [keyof WorkerCost, string][] = [
+  ['microStepMs', 'the micro-step itself (forward, backward, adding into the sums)'],
+  ['copiesMs', "copies in the workers (weight reads, packing the sums)"],
+  ['messagesMs', "the rest of the workers' threads (messages, event loop)"],
+  ['mainThreadMs', 'the main thread besides (sending micro-batches, the reduce, the update, sending weights)'],
+  ['otherThreadsMs', "other threads (V8's compilers and GC helpers, libuv)"],
+];
+
+/**
+ * Where a worker's extra CPU for the same micro-batch goes (issue 35): the median window's CPU
+ * time by thread, per micro-batch, each part's ms and share of its trainer's total, beside the
+ * single thread's; then the warm-up each trainer paid before its timed windows. Empty off Linux.
+ */
+export function formatWorkerCost(m: ParallelMeasurement): string {
+  const single = m.singleThreadCost;
+  const trainers = m.parallel.filter((p) => p.cost !== null);
+  if (single === null || trainers.length === 0) return '';
+  const per = (ms: number) => ms / m.accumulationSteps;
+  const cell = (ms: number, total: number) => `${per(ms).toFixed(2)} (${((100 * ms) / Math.max(1e-9, total)).toFixed(0)}%)`;
+  const name = (p: ParallelWindowTiming) => `${p.workers} worker${p.workers > 1 ? 's' : ''}, ${p.sync === 'window' ? 'once per window' : 'every round'}`;
+  const rows = [
+    `| part, CPU ms per micro-batch (share) | one thread | ${trainers.map(name).join(' | ')} |`,
+    `|---|---|${trainers.map(() => '---|').join('')}`,
+  ];
+  for (const [key, label] of COST_PARTS) {
+    // The single thread's main thread does its micro-steps and the update: all of it is "the micro-step".
+    const one = key === 'microStepMs' ? cell(single.microStepMs, single.totalMs) : key === 'otherThreadsMs' ? cell(single.otherThreadsMs, single.totalMs) : '—';
+    rows.push(`| ${label} | ${one} | ${trainers.map((p) => cell((p.cost as WorkerCost)[key], (p.cost as WorkerCost).totalMs)).join(' | ')} |`);
+  }
+  rows.push(`| total (every thread) | ${per(single.totalMs).toFixed(2)} | ${trainers.map((p) => `${per((p.cost as WorkerCost).totalMs).toFixed(2)}`).join(' | ')} |`);
+  rows.push(`| x one thread | 1 | ${trainers.map((p) => ((p.cost as WorkerCost).totalMs / Math.max(1e-9, single.totalMs)).toFixed(2)).join(' | ')} |`);
+  const warm = [`one thread ${m.singleThreadWarmup.windows} windows, ${m.singleThreadWarmup.cpuMs.toFixed(0)} ms`, ...m.parallel.map((p) => `${name(p)} ${p.warmup.windows} windows, ${p.warmup.cpuMs.toFixed(0)} ms`)];
+  return [
+    ...rows,
+    '',
+    `Warm-up before the timed windows (process CPU, paid once per start): ${warm.join('; ')}.`,
+  ].join('\n');
+}
+
 /**
  * Runs the comparison and returns its report as markdown lines and as JSON; `npm run bench` can
  * call this and print `text` beside its own tables.
@@ -140,16 +184,27 @@ export async function benchParallel(options: { quick?: boolean; torch?: boolean 
     formatInWorker(measurement),
     '',
   ];
+  const cost = formatWorkerCost(measurement);
+  if (cost) {
+    lines.push(
+      "Where a worker's extra CPU goes: the median window's CPU time, thread by thread (each thread's own clock, /proc/self/task/*/schedstat), per micro-batch.",
+      "The micro-step is the workers' own CPU time while computing; copies are their wall time reading weights and packing sums; the rest of their threads' time is messages and the event loop.",
+      '',
+      cost,
+      '',
+    );
+  }
   if (two) {
     const share = two.speedup / limit.speedup;
     const met = two.speedup >= CONFIG.target || share >= CONFIG.targetOfLimit;
+    const starved = two.coresUsed < 1.5;
     lines.push(
       `Target: 2 workers ≥ ${CONFIG.target}x one thread, or ≥ ${CONFIG.targetOfLimit * 100}% of two independent processes: ` +
-        `${two.speedup.toFixed(2)}x, ${(share * 100).toFixed(0)}% of their ${limit.speedup.toFixed(2)}x; ${met ? 'met' : 'not met'} in this run.`,
+        `${two.speedup.toFixed(2)}x, ${(share * 100).toFixed(0)}% of their ${limit.speedup.toFixed(2)}x; ${starved ? 'not judged' : met ? 'met' : 'not met'} in this run.`,
     );
     // With Linux's autogroup scheduling a busy machine shares CPU per session, not per thread:
     // then a second thread gets no second core, and the ratio says nothing about the code.
-    if (two.coresUsed < 1.5) {
+    if (starved) {
       lines.push(`The 2-worker windows got ${two.coresUsed.toFixed(2)} cores of CPU time per second: the machine did not give this run two cores.`);
       // A projection, not a measurement: the CPU work of a window split over two idle cores.
       lines.push(`CPU work per window: one thread ${measurement.singleThreadCpuMs.toFixed(1)} ms, 2 workers ${two.cpuMs.toFixed(1)} ms; on 2 idle cores that would project to ${((2 * measurement.singleThreadCpuMs) / two.cpuMs).toFixed(2)}x (perfect balance assumed).`);

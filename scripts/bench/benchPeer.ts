@@ -2,6 +2,7 @@ import { ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { createInterface, Interface } from 'node:readline';
+import { median } from '../../src/tutorial/index';
 
 /**
  * The PyTorch peer of the bench: a long-lived scripts/bench/bench_torch.py process that times blocks
@@ -10,8 +11,18 @@ import { createInterface, Interface } from 'node:readline';
  * environment once, at load.
  */
 
-/** A training call PyTorch times: a plain step on a batch, or a window of micro-batches. */
-export type PeerCase = { kind: 'step'; model: string; batch: number } | { kind: 'window'; model: string; steps: number; micro: number };
+/**
+ * A training call PyTorch times: a plain step on a batch, a window of micro-batches, or that
+ * window's parts (its backward passes without accumulating into .grad, then one step).
+ */
+export type PeerCase = { kind: 'step'; model: string; batch: number } | { kind: 'window' | 'parts'; model: string; steps: number; micro: number };
+
+/** A window's median ms against its parts' (window / parts: 1 when accumulating costs nothing). */
+export interface PartsRatio {
+  windowMs: number;
+  partsMs: number;
+  ratio: number;
+}
 
 /** A timed block: wall ms of each call, this process's threads that were busy (≥25% of the busiest one's CPU time), and its CPU time over wall time. */
 export interface PeerBlock {
@@ -89,6 +100,22 @@ export class TorchPeer {
   /** Times `peerCase` for `seconds` after `warmup` calls. */
   async time(peerCase: PeerCase, seconds: number, warmup: number): Promise<PeerBlock> {
     return (await this.request({ op: 'time', case: peerCase, seconds, warmup })) as PeerBlock;
+  }
+
+  /**
+   * PyTorch's window against its parts (see {@link PeerCase}), in `rounds` turns of
+   * `seconds / rounds` each, so that load falls on both alike: medians, ms, and their ratio.
+   */
+  async windowOverParts(model: string, steps: number, micro: number, seconds: number, rounds: number, warmup: number): Promise<PartsRatio> {
+    const window: number[] = [];
+    const parts: number[] = [];
+    for (let r = 0; r < rounds; r++) {
+      window.push(...(await this.time({ kind: 'window', model, steps, micro }, seconds / rounds, r === 0 ? warmup : 0)).ms);
+      parts.push(...(await this.time({ kind: 'parts', model, steps, micro }, seconds / rounds, r === 0 ? warmup : 0)).ms);
+    }
+    const windowMs = median(window);
+    const partsMs = median(parts);
+    return { windowMs, partsMs, ratio: windowMs / partsMs };
   }
 
   /** GFLOP/s of torch.mm on two size x size float32 matrices, per call. */

@@ -1,6 +1,6 @@
 import type { AccumulationMeasurement } from '../../src/tutorial/index';
 import type { SimdPeak } from '../../src/backend/index';
-import type { PeerHello } from './benchPeer';
+import type { PartsRatio, PeerHello } from './benchPeer';
 import type { StepBreakdown } from './benchNative';
 import type { EveryCoreBreakdown, RoundMedians } from './everyCoreBreakdown';
 
@@ -40,7 +40,14 @@ export interface Report {
   date: string;
   command: string;
   quick: boolean;
-  config: { targets: { ratio: Record<string, number>; ratioAll?: Record<string, number>; bookkeepingShare: Record<string, number> }; accumulationSteps: number; microBatchSize: number } & Record<string, unknown>;
+  /** `--every-core-only`: only the every-core rows ran. */
+  everyCoreOnly?: boolean;
+  /**
+   * Whether the every-core options got their cores (everyCore.ts, coresGiven): when not, no
+   * every-core target of the run is judged, the steps' included. Null when none was timed.
+   */
+  coresGiven?: { cores: number; asked: number; given: boolean } | null;
+  config: { targets: { ratio: Record<string, number>; ratioAll?: Record<string, number>; bookkeepingShare: Record<string, number>; partsRatio?: number }; accumulationSteps: number; microBatchSize: number } & Record<string, unknown>;
   cpus: { count: number; model: string };
   loadAverage: { start: number[]; end: number[] };
   torch: { one: PeerHello; all: PeerHello | null } | { unavailable: string };
@@ -69,7 +76,16 @@ export interface Report {
   /** Native window rows whose every-core target was missed: the winning option taken apart (everyCoreBreakdown.ts). */
   everyCoreBreakdowns?: EveryCoreBreakdown[];
   backends: { backend: string; id: string; flops: number; ms: number | null; minMs?: number; maxMs?: number; calls?: number; busyThreads?: number | null; cpuPerWall?: number | null; error?: string }[];
-  accumulation: (Omit<AccumulationMeasurement, 'window' | 'step'> & { backend: string; model: string; windowSpread: number[]; stepSpread: number[] })[];
+  accumulation: (Omit<AccumulationMeasurement, 'window' | 'step' | 'parts'> & {
+    backend: string;
+    model: string;
+    windowSpread: number[];
+    stepSpread: number[];
+    /** Fastest and slowest call of the parts by hand, ms. */
+    partsSpread?: number[];
+    /** PyTorch's window against its parts for the same model (one thread), or null without the peer. */
+    torchParts?: PartsRatio | null;
+  })[];
 }
 
 export const fmt = (v: number | null | undefined, digits = 2): string => (v === null || v === undefined || !Number.isFinite(v) ? '—' : v.toFixed(digits));
@@ -122,7 +138,11 @@ export function headToHeadTable(report: Report): string[] {
     const targetAll = report.config.targets.ratioAll?.[r.id];
     // A row with worker options is judged by its best option, in "Every core: which wins".
     const judgedBelow = (r.others ?? []).some((o) => !('refused' in o));
-    const verdictAll = targetAll === undefined || ratioAll === null ? '' : judgedBelow ? ` (≤ ${targetAll}: best option below)` : ` (≤ ${targetAll} ${ratioAll <= targetAll ? 'met' : 'missed'})`;
+    // A step's BLAS threads leave part of the step on one thread, so its own CPU over wall cannot tell
+    // a starved run; the window rows' options can, and they speak for the whole run.
+    const starved = report.coresGiven?.given === false;
+    const verdictAll =
+      targetAll === undefined || ratioAll === null ? '' : judgedBelow ? ` (≤ ${targetAll}: best option below)` : ` (≤ ${targetAll} ${starved ? 'not judged' : ratioAll <= targetAll ? 'met' : 'missed'})`;
     lines.push(
       `| ${r.label} | ${spread(r.torch1)} | ${busy(r.torch1)} | ${spread(r.ours1)} | ${busy(r.ours1)} | ${fmt(ratio1)} (min ${fmt(ratioMin)}) | ${threadCell(r.torch1, r.ours1)} | ${verdict} | ` +
         `${spread(r.torchAll)} | ${busy(r.torchAll)} | ${allCell} | ${busy(oursAll ?? r.ours1)} | ${fmt(ratioAll)}${verdictAll} |`,
@@ -183,6 +203,33 @@ export function accumulationTable(report: Report): string[] {
     );
   }
   lines.push('', 'Theoretical memory ratio = (peak of a plain micro-batch step + 2 x parameter bytes) / peak of the plain big step (src/tutorial/measure.ts).');
+  return lines;
+}
+
+/**
+ * The accumulator's overhead read directly (issue 35): each window against its parts by hand,
+ * timed in turns in one run, beside PyTorch's window against its own parts.
+ */
+export function overheadTable(report: Report): string[] {
+  const { accumulationSteps: k, microBatchSize: b } = report.config;
+  const rows = report.accumulation.filter((a) => a.partsMs !== undefined);
+  if (rows.length === 0) return [];
+  const target = report.config.targets.partsRatio;
+  const lines = [
+    `Accumulator overhead: a GradientAccumulator window of ${k} x ${b} against its parts by hand, timed in turns (median wall ms):`,
+    `${k} x (the micro-batch's tf.variableGrads, loss read back) + one optimizer.applyGradients. PyTorch, one thread: its window`,
+    `(loss / ${k}, .grad accumulated in place by backward) against ${k} backward passes with .grad set to None before each + one step.`,
+    '',
+    '| model | backend | window ms (min–max) | parts ms (min–max) | window / parts | target | PyTorch window / parts (ms) |',
+    '|---|---|---|---|---|---|---|',
+  ];
+  for (const a of rows) {
+    const verdict = target === undefined ? '' : `≤ ${target} ${a.partsRatio <= target ? 'met' : 'missed'}`;
+    const torch = a.torchParts ? `${fmt(a.torchParts.ratio)} (${fmt(a.torchParts.windowMs)} / ${fmt(a.torchParts.partsMs)})` : '—';
+    lines.push(
+      `| ${a.model} | ${a.backend} | ${fmt(a.windowMs)} (${fmt(a.windowSpread[0])}–${fmt(a.windowSpread[1])}) | ${fmt(a.partsMs)} (${fmt(a.partsSpread?.[0])}–${fmt(a.partsSpread?.[1])}) | ${fmt(a.partsRatio)} | ${verdict} | ${torch} |`,
+    );
+  }
   return lines;
 }
 

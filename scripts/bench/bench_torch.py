@@ -12,6 +12,7 @@ Commands:
         -> {"available": true, "torch": "1.13.0", "threads": 1, "pools": [...threadpoolctl...]}
     {"op": "time", "case": {"kind": "step", "model": "mlp", "batch": 64}, "seconds": 0.3, "warmup": 3}
     {"op": "time", "case": {"kind": "window", "model": "cnn", "steps": 4, "micro": 16}, ...}
+    {"op": "time", "case": {"kind": "parts", "model": "cnn", "steps": 4, "micro": 16}, ...}
         -> {"ms": [wall ms of each call], "busyThreads": 1, "cpuPerWall": 0.99, "threadCpuMs": 0.8, "taskCount": 3}
     {"op": "gemm", "size": 512, "seconds": 0.3}
         -> {"gflops": [per call]}
@@ -104,12 +105,25 @@ def main():
         return step
 
     def window(model, opt, crit, micro):
+        # loss / steps and .grad accumulated in place by backward: PyTorch's usual window.
         steps = len(micro)
 
         def run():
             opt.zero_grad(set_to_none=True)
             for xs, ys in micro:
                 loss = crit(model(xs), ys) / steps
+                loss.backward()
+                loss.item()
+            opt.step()
+        return run
+
+    def parts(model, opt, crit, micro):
+        # The window's parts without accumulation: each backward pass writes fresh .grad tensors
+        # (set to None first, so nothing is added in place), the last one's feed the one step.
+        def run():
+            for xs, ys in micro:
+                opt.zero_grad(set_to_none=True)
+                loss = crit(model(xs), ys)
                 loss.backward()
                 loss.item()
             opt.step()
@@ -127,7 +141,8 @@ def main():
             if case["kind"] == "step":
                 calls[key] = plain_step(model, opt, crit, *data(shape, kind, case["batch"]))
             else:
-                calls[key] = window(model, opt, crit, [data(shape, kind, case["micro"]) for _ in range(case["steps"])])
+                make = window if case["kind"] == "window" else parts
+                calls[key] = make(model, opt, crit, [data(shape, kind, case["micro"]) for _ in range(case["steps"])])
         return calls[key]
 
     def timed(fn, seconds, warmup, min_reps=3):

@@ -173,6 +173,34 @@ export function winner(options: Option[]): Option | null {
   return best;
 }
 
+/**
+ * Whether the machine gave the every-core options their cores: the most cores (process CPU time
+ * over wall time) any timed option of two or more threads got, against the cores it asked for
+ * (less half a core of slack, as the parallel bench's 1.5 of 2). Null when no such option ran.
+ * On a shared machine, Linux's autogroup can leave a whole process one core whatever its
+ * threads; then an every-core ratio says nothing about the code, so no such target is judged.
+ */
+export function coresGiven(report: Report): { cores: number; asked: number; given: boolean } | null {
+  let best: { cores: number; asked: number } | null = null;
+  for (const r of report.rows) {
+    if (!r.others) continue;
+    for (const o of rowOptions(r)) {
+      if (o.ms === null || o.cores === null || o.threads < 2) continue;
+      if (best === null || o.cores > best.cores) best = { cores: o.cores, asked: Math.min(o.threads, report.cpus.count) };
+    }
+  }
+  return best === null ? null : { ...best, given: best.cores >= best.asked - 0.5 };
+}
+
+/** The verdict of {@link coresGiven} as one line of the report. */
+export function coresGivenLine(report: Report): string {
+  const c = coresGiven(report);
+  if (c === null) return 'Every core: no option of two or more threads was timed, so nothing tells whether the machine gave this run its cores.';
+  return c.given
+    ? `Every core: the options got up to ${fmt(c.cores)} cores of CPU time per second of the ${c.asked} they asked for; the machine gave this run its cores.`
+    : `Every core: the options got at most ${fmt(c.cores)} cores of CPU time per second of the ${c.asked} they asked for: the machine did not give this run ${c.asked} cores, so no every-core target is judged.`;
+}
+
 /** The table "Every core: which wins", for the rows that timed worker options; empty when none did. */
 export function everyCoreTable(report: Report): string[] {
   const rows = report.rows.filter((r) => r.others !== undefined && r.others.length > 0);
@@ -188,6 +216,7 @@ export function everyCoreTable(report: Report): string[] {
   ];
   const verdicts: string[] = [];
   const warmups: string[] = [];
+  const given = coresGiven(report)?.given ?? null;
   for (const r of rows) {
     const options = rowOptions(r);
     const one = r.ours1.ms;
@@ -203,7 +232,7 @@ export function everyCoreTable(report: Report): string[] {
     }
     const best = winner(options);
     const target = report.config.targets.ratioAll?.[r.id];
-    const verdict = (ratio: number): string => (target === undefined ? '' : `; target ≤ ${target} ${ratio <= target ? 'met' : 'missed'}`);
+    const verdict = (ratio: number): string => (target === undefined ? '' : `; target ≤ ${target} ${given === false ? 'not judged: the machine did not give this run its cores' : ratio <= target ? 'met' : 'missed'}`);
     if (best) verdicts.push(`${r.label}: ${best.label} wins (${fmt(best.ms)} ms, ${fmt((best.ms as number) / one)} x one thread${torch === null ? '' : `, ${fmt((best.ms as number) / torch)} x PyTorch at ${cores} threads${verdict((best.ms as number) / torch)}`}).`);
   }
   lines.push('', ...verdicts);

@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
+import { readdirSync, readFileSync } from 'node:fs';
 import type { BackendPreference } from '../backend/selectBackend';
 import { argumentError, isPositiveInteger } from '../core/errors';
 import { singleThreadWindow, windowData } from './benchWindow';
@@ -80,7 +81,31 @@ export interface ParallelWindowTiming {
    */
   /** The main thread's own CPU time and run-queue wait over the median window (dispatch, reduction, update), ms (Linux; 0 elsewhere). */
   mainThread: ThreadClock;
+  /** The median window's CPU time by part, ms per window (Linux; null elsewhere). See {@link WorkerCost}. */
+  cost: WorkerCost | null;
+  /** The untimed warm-up windows (V8 compiling the workers' code): their count and the process CPU time they took, ms. */
+  warmup: { windows: number; cpuMs: number };
   inWorker: WorkerTiming & { perMicroBatchMs: number; computeInflation: number; cpuPerMicroBatchMs: number; cpuInflation: number };
+}
+
+/**
+ * Where a window's CPU time goes, thread by thread, ms per window (from each thread's own
+ * scheduler clock, /proc/self/task/<tid>/schedstat). For the single thread, `microStepMs` is the
+ * main thread's whole time (its micro-steps and the update) and the worker parts are 0.
+ */
+export interface WorkerCost {
+  /** The workers' micro-steps: forward, backward, adding into their sums (their own CPU time). */
+  microStepMs: number;
+  /** The workers' copies: reading new weights into the replica, packing the sums for the reduce (their wall time). */
+  copiesMs: number;
+  /** The rest of the workers' threads: receiving and decoding messages, their event loop, GC outside a micro-step. */
+  messagesMs: number;
+  /** The main thread: sending micro-batches, adding the workers' sums, the update, sending weights. */
+  mainThreadMs: number;
+  /** Every other thread of the process: V8's compiler and GC helper threads, libuv's. */
+  otherThreadsMs: number;
+  /** All of them: the process's CPU time in the window. */
+  totalMs: number;
 }
 
 /** What {@link measureParallelWindow} found. */
@@ -97,6 +122,10 @@ export interface ParallelMeasurement {
   singleThreadCpuMs: number;
   /** The main thread's own CPU time and run-queue wait per micro-batch of the median single-thread window, ms (Linux; 0 elsewhere). */
   singleThreadPerMicroBatch: ThreadClock;
+  /** The single thread's median window by thread, ms per window (Linux; null elsewhere). */
+  singleThreadCost: WorkerCost | null;
+  /** The single thread's untimed warm-up windows and their process CPU time, ms. */
+  singleThreadWarmup: { windows: number; cpuMs: number };
   parallel: ParallelWindowTiming[];
 }
 
@@ -132,6 +161,9 @@ export async function measureParallelWindow(args: MeasureParallelArgs): Promise<
     singleClock = clockSince(clock);
   };
 
+  // Each trainer's threads are the ones that appear while it starts: its workers.
+  const known = new Set(threadCpuMs()?.keys() ?? []);
+  const trainerThreads: Set<string>[] = [];
   const configs = workerCounts.flatMap((w) => (args.syncEveryRound === false ? [{ w, sync: 'window' as const }] : [{ w, sync: 'window' as const }, { w, sync: 'round' as const }]));
   const models = configs.map(() => args.model());
   const parallel: ParallelAccumulator[] = [];
@@ -148,6 +180,9 @@ export async function measureParallelWindow(args: MeasureParallelArgs): Promise<
           syncEvery: c.sync === 'round' ? c.w : undefined,
         }),
       );
+      const started = [...(threadCpuMs()?.keys() ?? [])].filter((tid) => !known.has(tid));
+      started.forEach((tid) => known.add(tid));
+      trainerThreads.push(new Set(started));
     }
     type WindowSplit = { computeMs: number; transferMs: number; updateMs: number; bytes: RoundReport['bytes']; workers: WorkerTiming[]; mainThread: ThreadClock };
     const parallelWindow = async (acc: ParallelAccumulator): Promise<WindowSplit> => {
@@ -174,8 +209,9 @@ export async function measureParallelWindow(args: MeasureParallelArgs): Promise<
       split.mainThread = clockSince(mainClock);
       return split;
     };
-    const singleTimes: { ms: number; cores: number; clock: ThreadClock }[] = [];
-    const parallelTimes: { ms: number; cores: number; report: WindowSplit }[][] = configs.map(() => []);
+    type Threads = Map<string, number> | null;
+    const singleTimes: { ms: number; cores: number; clock: ThreadClock; threads: Threads }[] = [];
+    const parallelTimes: { ms: number; cores: number; report: WindowSplit; threads: Threads }[][] = configs.map(() => []);
     const clock = () => ({ wall: performance.now(), cpu: process.cpuUsage() });
     const since = (t: ReturnType<typeof clock>) => {
       const ms = performance.now() - t.wall;
@@ -183,26 +219,34 @@ export async function measureParallelWindow(args: MeasureParallelArgs): Promise<
       return { ms, cores: (cpu.user + cpu.system) / 1000 / ms };
     };
     // Warm-up: the main thread's windows, and each trainer's times its workers (see warmupWindows).
-    for (let rep = 0; rep < warmup; rep++) await singleWindow();
-    for (const [i, acc] of parallel.entries()) {
-      for (let rep = 0; rep < warmup * configs[i].w; rep++) await parallelWindow(acc);
-    }
+    // Their CPU time is kept: a worker pays its warm-up once per start, which a short run feels.
+    const cpuOf = async (n: number, run: () => Promise<unknown>) => {
+      const t = clock();
+      for (let rep = 0; rep < n; rep++) await run();
+      const used = since(t);
+      return { windows: n, cpuMs: used.cores * used.ms };
+    };
+    const singleThreadWarmup = await cpuOf(warmup, singleWindow);
+    const warmups: { windows: number; cpuMs: number }[] = [];
+    for (const [i, acc] of parallel.entries()) warmups.push(await cpuOf(warmup * configs[i].w, () => parallelWindow(acc)));
     for (let rep = 0; rep < windows; rep++) {
+      let threads = threadCpuMs();
       let start = clock();
       await singleWindow();
-      singleTimes.push({ ...since(start), clock: singleClock });
+      singleTimes.push({ ...since(start), clock: singleClock, threads: threadCpuSince(threads) });
       for (const [i, acc] of parallel.entries()) {
+        threads = threadCpuMs();
         start = clock();
         const report = await parallelWindow(acc);
-        parallelTimes[i].push({ ...since(start), report });
+        parallelTimes[i].push({ ...since(start), report, threads: threadCpuSince(threads) });
       }
     }
     const singleSorted = [...singleTimes].sort((a, b) => a.ms - b.ms);
-    const { ms: singleThreadMs, cores: singleThreadCoresUsed, clock: singleMedian } = singleSorted[Math.floor(singleSorted.length / 2)];
+    const { ms: singleThreadMs, cores: singleThreadCoresUsed, clock: singleMedian, threads: singleThreads } = singleSorted[Math.floor(singleSorted.length / 2)];
     const singleThreadPerMicroBatch = { cpuMs: singleMedian.cpuMs / steps, runQueueMs: singleMedian.runQueueMs / steps };
     const results = configs.map((c, i): ParallelWindowTiming => {
       const sorted = [...parallelTimes[i]].sort((a, b) => a.ms - b.ms);
-      const { ms, cores, report } = sorted[Math.floor(sorted.length / 2)];
+      const { ms, cores, report, threads } = sorted[Math.floor(sorted.length / 2)];
       return {
         workers: c.w,
         sync: c.sync,
@@ -218,11 +262,13 @@ export async function measureParallelWindow(args: MeasureParallelArgs): Promise<
         },
         bytes: { ...report.bytes, total: report.bytes.microBatches + report.bytes.gradients + report.bytes.weights },
         mainThread: report.mainThread,
+        cost: costOf(threads, trainerThreads[i], report.workers),
+        warmup: warmups[i],
         inWorker: busiestWorker(report.workers, singleThreadMs / steps, singleThreadPerMicroBatch.cpuMs),
       };
     });
     const parameters = single.trainableWeights.reduce((n, w) => n + w.shape.reduce((a, b) => (a as number) * (b as number), 1)!, 0);
-    return { accumulationSteps: steps, microBatchSize: size, parameters, singleThreadMs, singleThreadCoresUsed, singleThreadCpuMs: singleThreadMs * singleThreadCoresUsed, singleThreadPerMicroBatch, parallel: results };
+    return { accumulationSteps: steps, microBatchSize: size, parameters, singleThreadMs, singleThreadCoresUsed, singleThreadCpuMs: singleThreadMs * singleThreadCoresUsed, singleThreadPerMicroBatch, singleThreadCost: costOf(singleThreads, new Set(), null), singleThreadWarmup, parallel: results };
   } finally {
     await Promise.all(parallel.map((p) => p.dispose()));
     singleRun.dispose();
@@ -236,4 +282,52 @@ function busiestWorker(workers: WorkerTiming[], singlePerMicroBatchMs: number, s
   const perMicroBatchMs = w.computeMs / Math.max(1, w.microBatches);
   const cpuPerMicroBatchMs = w.cpuMs / Math.max(1, w.microBatches);
   return { ...w, perMicroBatchMs, computeInflation: perMicroBatchMs / singlePerMicroBatchMs, cpuPerMicroBatchMs, cpuInflation: singleCpuPerMicroBatchMs > 0 ? cpuPerMicroBatchMs / singleCpuPerMicroBatchMs : 0 };
+}
+
+/** Each thread's CPU time so far, ms, by thread id (Linux; null where /proc is missing). */
+function threadCpuMs(): Map<string, number> | null {
+  let tids: string[];
+  try {
+    tids = readdirSync('/proc/self/task');
+  } catch {
+    return null;
+  }
+  const out = new Map<string, number>();
+  for (const tid of tids) {
+    try {
+      out.set(tid, Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1e6);
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return out;
+}
+
+/** Each thread's CPU ms since `before` (a thread started since counts from 0). */
+function threadCpuSince(before: Map<string, number> | null): Map<string, number> | null {
+  const after = threadCpuMs();
+  if (before === null || after === null) return null;
+  return new Map([...after].map(([tid, ms]) => [tid, ms - (before.get(tid) ?? 0)]));
+}
+
+/**
+ * A window's CPU time by part (see {@link WorkerCost}): the main thread is the one whose id is
+ * the process's, the workers' threads are `workerThreads`, every other thread is "other".
+ * `workers` null: the single thread, whose main thread does all the training.
+ */
+function costOf(threads: Map<string, number> | null, workerThreads: Set<string>, workers: WorkerTiming[] | null): WorkerCost | null {
+  if (threads === null) return null;
+  let main = 0;
+  let own = 0;
+  let other = 0;
+  for (const [tid, ms] of threads) {
+    if (tid === String(process.pid)) main += ms;
+    else if (workerThreads.has(tid)) own += ms;
+    else other += ms;
+  }
+  if (workers === null) return { microStepMs: main, copiesMs: 0, messagesMs: 0, mainThreadMs: 0, otherThreadsMs: other, totalMs: main + other };
+  const microStepMs = workers.reduce((sum, w) => sum + w.cpuMs, 0);
+  const copiesMs = workers.reduce((sum, w) => sum + w.unpackMs + w.packMs, 0);
+  // The copies are wall time measured inside the worker: on a loaded machine they can include a wait, hence the floor.
+  return { microStepMs, copiesMs, messagesMs: Math.max(0, own - microStepMs - copiesMs), mainThreadMs: main, otherThreadsMs: other, totalMs: main + own + other };
 }

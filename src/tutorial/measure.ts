@@ -171,6 +171,16 @@ export interface AccumulationMeasurement {
   /** windowMs / stepMs. */
   timeRatio: number;
   /**
+   * Median wall-clock time of the window's parts done by hand, ms: each micro-batch's
+   * `tf.variableGrads` with its loss read back, then one `optimizer.applyGradients` (timed in
+   * turns with the window and the step). What a window would cost if the accumulator cost nothing.
+   */
+  partsMs: number;
+  /** The parts' timing. */
+  parts: Timing;
+  /** windowMs / partsMs: 1 when the accumulator adds nothing to its parts, 1.26 when it adds 26%. */
+  partsRatio: number;
+  /**
    * Time per window of the accumulator's own work (adding, checking, averaging), ms: a window
    * of `addGradients` on fixed gradients minus the `applyGradients` a plain step also pays.
    */
@@ -200,7 +210,8 @@ export interface AccumulationMeasurement {
 
 /**
  * Measures a window of micro-batches through `GradientAccumulator` against one plain SGD step
- * on the whole batch: time, bookkeeping and peak memory, on the active backend.
+ * on the whole batch and against the window's parts done by hand: time, bookkeeping and peak
+ * memory, on the active backend.
  */
 export async function measureAccumulation(args: MeasureAccumulationArgs): Promise<AccumulationMeasurement> {
   const owner = 'measureAccumulation';
@@ -236,8 +247,19 @@ export async function measureAccumulation(args: MeasureAccumulationArgs): Promis
   const window = () => {
     for (const m of microBatches) accumulator.step(lossOf(m), { sampleCount: microBatchSize });
   };
+  // The window without the accumulator: the same gradients and one update, nothing summed.
+  const parts = () => {
+    microBatches.forEach((m, i) => {
+      const { value, grads } = tf.variableGrads(lossOf(m), vars);
+      value.dataSync();
+      value.dispose();
+      if (i === microBatches.length - 1) optimizer.applyGradients(grads);
+      tf.dispose(grads);
+    });
+  };
   try {
-    const [windowTime, stepTime] = timeCalls([window, plainStep(optimizer, batch)], timing);
+    // In turns, so that the ratios window / step and window / parts share the machine's load.
+    const [windowTime, stepTime, partsTime] = timeCalls([window, plainStep(optimizer, batch), parts], timing);
 
     // `step` folds the micro-batch size into the loss, so its gradients arrive weighted: time
     // addGradients without a sampleCount, as step pays it.
@@ -276,6 +298,9 @@ export async function measureAccumulation(args: MeasureAccumulationArgs): Promis
       window: windowTime,
       step: stepTime,
       timeRatio: windowTime.ms / stepTime.ms,
+      partsMs: partsTime.ms,
+      parts: partsTime,
+      partsRatio: windowTime.ms / partsTime.ms,
       bookkeepingMs,
       bookkeepingShare: bookkeepingCpuMs / windowTime.cpuMs,
       peakBytes: { window: windowPeak, step: stepPeak, microStep: microStepPeak },

@@ -39,6 +39,18 @@ describe('measureParallelWindow', () => {
       assert.ok(Math.abs(p.inWorker.perMicroBatchMs * 2 - p.inWorker.computeMs) < 1e-9 && p.inWorker.computeInflation > 0);
       assert.ok(p.inWorker.messages >= 3, 'two micro-batches and a reduce at least');
       assert.ok(p.mainThread.cpuMs > 0 && p.mainThread.cpuMs <= p.cpuMs + 1e-6, 'the main thread is part of the process');
+      assert.ok(p.warmup.windows === 0 && p.warmup.cpuMs < 5, `no warm-up asked for: ${JSON.stringify(p.warmup)}`);
+      if (process.platform === 'linux') {
+        // The window's CPU by thread: the parts add up to the total, the workers computed and the main thread worked.
+        const c = p.cost!;
+        const sum = c.microStepMs + c.copiesMs + c.messagesMs + c.mainThreadMs + c.otherThreadsMs;
+        assert.ok(Math.abs(sum - c.totalMs) < 1e-6 || c.messagesMs === 0, JSON.stringify(c));
+        assert.ok(c.microStepMs > 0 && c.mainThreadMs > 0 && c.copiesMs >= 0 && c.otherThreadsMs >= 0, JSON.stringify(c));
+      }
+    }
+    if (process.platform === 'linux') {
+      const c = m.singleThreadCost!;
+      assert.ok(c.microStepMs > 0 && c.totalMs === c.microStepMs + c.otherThreadsMs && c.copiesMs === 0 && c.mainThreadMs === 0, JSON.stringify(c));
     }
   });
 

@@ -57,6 +57,9 @@ describe('measuring accumulation', () => {
     assert.ok(m.windowMs > 0 && m.stepMs > 0 && m.bookkeepingMs >= 0);
     assert.equal(m.timeRatio, m.windowMs / m.stepMs);
     assert.equal(m.windowMs, m.window.ms);
+    // The parts by hand, timed in the same turns as the window: the accumulator overhead, read directly.
+    assert.ok(m.partsMs > 0 && m.parts.reps >= 1 && m.parts.minMs <= m.partsMs, JSON.stringify(m.parts));
+    assert.equal(m.partsRatio, m.windowMs / m.partsMs);
     assert.ok(m.window.minMs <= m.windowMs && m.windowMs <= m.window.maxMs);
     assert.equal(m.parameterBytes, 4 * (10 * 8 + 8 + 8 + 1));
     assert.ok(m.peakBytes.window > 0 && m.peakBytes.step > 0 && m.peakBytes.microStep > 0);

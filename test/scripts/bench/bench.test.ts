@@ -73,4 +73,30 @@ test('bench --quick writes rows with spread, threads, load and a roofline', () =
   assert.ok(a.bookkeepingShare >= 0 && a.bookkeepingShare < 1);
   assert.equal(a.parameterBytes, (10 + 1) * 4, 'SimpleNet has 10 weights and a bias');
   assert.match(result.environments['wasm + kernels'], /^backend: wasm \+ tfjs-accumulate kernels/);
+  // The accumulator's overhead read directly: the window against its parts by hand, on every path.
+  assert.ok(a.partsMs > 0 && a.partsSpread[0] <= a.partsMs && a.partsMs <= a.partsSpread[1], JSON.stringify(a));
+  assert.equal(a.partsRatio, a.windowMs / a.partsMs);
+  assert.equal(a.torchParts, null, 'no PyTorch ratio without the peer');
+  assert.match(run.stdout, /Accumulator overhead: a GradientAccumulator window of 4 x 16 against its parts by hand/);
+  const overhead = /^\| simpleNet \| wasm \+ kernels \| [0-9.]+ \([0-9.]+–[0-9.]+\) \| [0-9.]+ \([0-9.]+–[0-9.]+\) \| [0-9.]+ \| ≤ 1\.05 (met|missed) \| — \|$/m;
+  assert.match(run.stdout, overhead);
+  if (native) assert.match(run.stdout, /^\| simpleNet \| native \(CBLAS\) \| [0-9.]+ \(/m);
+});
+
+test('bench --every-core-only runs the native window rows alone and says whether the machine gave it its cores', { skip: !nativeAvailable() && 'the native addon is not built' }, () => {
+  const out = join(mkdtempSync(join(tmpdir(), 'bench-')), 'bench.json');
+  const script = join(__dirname, '..', '..', '..', 'scripts', 'bench', 'bench.ts');
+  const run = spawnSync(process.execPath, ['--import', 'tsx', script, '--every-core-only', '--quick', '--models=simpleNet', '--no-torch'], { encoding: 'utf8', env: { ...process.env, BENCH_OUT: out }, timeout: 300_000 });
+  assert.equal(run.status, 0, run.stderr);
+  const result = JSON.parse(readFileSync(out, 'utf8'));
+  assert.equal(result.everyCoreOnly, true);
+  assert.deepEqual(result.rows.map((r: { id: string }) => r.id), ['simpleNet-window-4x16-native'], 'no steps, no wasm rows');
+  assert.deepEqual([result.accumulation, result.backends, result.roofline.wasmSimd], [[], [], null], 'nothing but the every-core rows');
+  assert.match(run.stdout, /Every core: which wins/);
+  assert.match(run.stdout, /^Every core: the options got (up to|at most) [0-9.]+ cores of CPU time per second of the \d+ they asked for(; the machine gave this run its cores\.|: the machine did not give this run \d+ cores, so no every-core target is judged\.)$/m);
+  assert.doesNotMatch(run.stdout, /Roofline|Accumulation:/);
+  // A bad option stops the run before anything is timed, naming what is accepted.
+  const bad = spawnSync(process.execPath, ['--import', 'tsx', script, '--every-core-only', '--paths=wasm'], { encoding: 'utf8', env: { ...process.env, BENCH_OUT: out }, timeout: 60_000 });
+  assert.equal(bad.status, 2);
+  assert.match(bad.stderr, /BenchArgsError: --every-core-only runs the native path only; accepted with it: --paths=native, or no --paths/);
 });

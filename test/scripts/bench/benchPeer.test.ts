@@ -25,6 +25,19 @@ test('the one-thread PyTorch peer is pinned, and its timing shows one busy threa
   }
 });
 
+test("PyTorch's window against its parts: both timed in turns, the ratio their medians'", { skip, timeout: 120_000 }, async () => {
+  const peer = await TorchPeer.start(python, 1);
+  try {
+    const parts = await peer.time({ kind: 'parts', model: 'simpleNet', steps: 4, micro: 16 }, 0.1, 1);
+    assert.ok(parts.ms.length >= 3 && parts.ms.every((ms) => ms > 0));
+    const r = await peer.windowOverParts('simpleNet', 4, 16, 0.2, 2, 1);
+    assert.ok(r.windowMs > 0 && r.partsMs > 0, JSON.stringify(r));
+    assert.equal(r.ratio, r.windowMs / r.partsMs);
+  } finally {
+    peer.close();
+  }
+});
+
 test('the all-cores peer leaves the libraries their defaults', { skip, timeout: 120_000 }, async () => {
   const peer = await TorchPeer.start(python, 2);
   try {

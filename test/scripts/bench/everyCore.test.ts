@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Report, Stats } from '../../../scripts/bench/benchReport';
-import { everyCoreSplits, everyCoreTable, rowOptions, splitLabel, warmUp, WARMUP_BLOCK, winner } from '../../../scripts/bench/everyCore';
+import { coresGiven, coresGivenLine, everyCoreSplits, everyCoreTable, rowOptions, splitLabel, warmUp, WARMUP_BLOCK, winner } from '../../../scripts/bench/everyCore';
 
 const stats = (ms: number, threads: number, label = 'x'): Stats & { label: string; threads: number } => ({ label, threads, ms, minMs: ms - 1, maxMs: ms + 1, calls: 5, busyThreads: threads, cpuPerWall: threads, threadCpuMs: null, cpuMs: ms * threads });
 
@@ -96,4 +96,23 @@ test('warmUp: blocks of windows until the time is up, at least one, each block i
   (withCurve.rows[1].others![0] as { warmupCurve?: number[] }).warmupCurve = [22, 14.5, 12];
   assert.ok(everyCoreTable(withCurve).includes(`mlp-window-4x16-native, ParallelAccumulator, 2 workers x 1 BLAS thread: warm-up before its rounds, median ms per block of ${WARMUP_BLOCK} windows: 22.00, 14.50, 12.00 (first 22.00, last 12.00).`));
   assert.ok(!everyCoreTable(report()).some((l) => l.includes('warm-up before')), 'no warm-up line without a curve');
+});
+
+test('coresGiven: a run whose every-core options got under their cores less half a core is not judged, and says so', () => {
+  const full = report();
+  assert.deepEqual(coresGiven(full), { cores: 2, asked: 2, given: true });
+  assert.equal(coresGivenLine(full), 'Every core: the options got up to 2.00 cores of CPU time per second of the 2 they asked for; the machine gave this run its cores.');
+  // One core for the whole process, as Linux's autogroup gives a busy machine's session.
+  const starved = report();
+  const row = starved.rows[1];
+  row.oursAll = { ...row.oursAll!, cpuPerWall: 1.02 };
+  (row.others![0] as Stats).cpuPerWall = 1.1;
+  assert.deepEqual(coresGiven(starved), { cores: 1.1, asked: 2, given: false });
+  assert.equal(coresGivenLine(starved), 'Every core: the options got at most 1.10 cores of CPU time per second of the 2 they asked for: the machine did not give this run 2 cores, so no every-core target is judged.');
+  starved.config.targets.ratioAll = { 'mlp-window-4x16-native': 1.5 };
+  assert.ok(everyCoreTable(starved).includes('mlp-window-4x16-native: ParallelAccumulator, 2 workers x 1 BLAS thread wins (6.00 ms, 0.60 x one thread, 1.50 x PyTorch at 2 threads; target ≤ 1.5 not judged: the machine did not give this run its cores).'));
+  const none = report();
+  none.rows = none.rows.slice(0, 1);
+  assert.equal(coresGiven(none), null);
+  assert.match(coresGivenLine(none), /^Every core: no option of two or more threads was timed/);
 });
