@@ -34,11 +34,12 @@ export {
   binomialStandardError,
   renormSchedule,
   microBatchSizesOf,
+  resolveNormExperimentConfig,
   ERROR_BAR_WIDTH,
   NORM_EXPERIMENT_PRESETS,
   WU_HE_2018,
 } from './experiments/normExperiment';
-export type { NormExperimentArgs, NormExperimentProgress, NormExperimentResult, NormRunRecord, NormSummaryRow, StatisticsDeviation, TestErrorBar, ErrorComparison, RenormSchedule } from './experiments/normExperiment';
+export type { NormExperimentArgs, NormExperimentConfig, NormExperimentProgress, NormExperimentResult, NormRunRecord, NormSummaryRow, StatisticsDeviation, TestErrorBar, ErrorComparison, RenormSchedule } from './experiments/normExperiment';
 export { check, showMarkdown, markdownBundle, CheckFailedError, CHECK_MARK } from './check';
 export { loadMobyDick, MOBY_DICK_PACKAGE, CharTokenizer, ALPHABET, PAD, START, bookSentences, tokenBatch, tokenBatches, causalMask, causalSelfAttention, TinyGpt, generateText, recomputedGradients, measureUpdatePeak } from './lm';
 export type { BookChapter, BookSentencesArgs, TokenBatch, TinyGptArgs, GenerateTextArgs, RecomputedGradients, MeasureUpdatePeakArgs, UpdatePeak } from './lm';

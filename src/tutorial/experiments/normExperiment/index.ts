@@ -6,7 +6,7 @@ import { NormExperimentFigures, normExperimentFigures } from './figures';
 import { summarizeNormRuns, NormSummaryRow } from './summary';
 import { NormExperimentProgress, NormRunRecord, trainNormRun } from './training';
 
-export { NORM_EXPERIMENT_PRESETS, MOVING_STATISTICS, microBatchSizesOf } from './config';
+export { NORM_EXPERIMENT_PRESETS, MOVING_STATISTICS, microBatchSizesOf, resolveNormExperimentConfig } from './config';
 export { ERROR_BAR_WIDTH, binomialStandardError, compareErrorBars, seedStandardError, testErrorBar } from './errorBars';
 export type { ErrorComparison, TestErrorBar } from './errorBars';
 export { renormSchedule } from './renormSchedule';

@@ -68,17 +68,22 @@ function averageDeviation(runs: (StatisticsDeviation[] | null)[]): StatisticsDev
  * @throws If the experiment did not run that pair.
  */
 export function summaryRowOf(result: { summary: NormSummaryRow[] }, normalization: NormalizationKind, microBatchSize: number): NormSummaryRow {
+  return findRow('summaryRowOf', result, normalization, microBatchSize);
+}
+
+/** The row, or an error naming the API the reader called. */
+function findRow(owner: string, result: { summary: NormSummaryRow[] }, normalization: NormalizationKind, microBatchSize: number): NormSummaryRow {
   const row = result.summary.find((r) => r.normalization === normalization && r.microBatchSize === microBatchSize);
   if (row === undefined) {
     const ran = result.summary.map((r) => `${r.normalization}@${r.microBatchSize}`).join(', ');
-    throw argumentError('summaryRowOf', '(normalization, microBatchSize)', `a pair the experiment ran (${ran})`, verbatim(`${JSON.stringify(normalization)} at ${microBatchSize}`));
+    throw argumentError(owner, '(normalization, microBatchSize)', `a pair the experiment ran (${ran})`, verbatim(`${JSON.stringify(normalization)} at ${microBatchSize}`));
   }
   return row;
 }
 
 /** The seed-mean test error (%) of one normalization at one micro-batch size; throws as {@link summaryRowOf}. */
 export function testErrorOf(result: { summary: NormSummaryRow[] }, normalization: NormalizationKind, microBatchSize: number): number {
-  return summaryRowOf(result, normalization, microBatchSize).testErrorMean;
+  return findRow('testErrorOf', result, normalization, microBatchSize).testErrorMean;
 }
 
 /**
@@ -90,7 +95,8 @@ export function compareTestErrors(
   a: { result: { summary: NormSummaryRow[] }; normalization: NormalizationKind; microBatchSize: number },
   b: { result: { summary: NormSummaryRow[] }; normalization: NormalizationKind; microBatchSize: number },
 ): ErrorComparison {
-  return compareErrorBars(summaryRowOf(a.result, a.normalization, a.microBatchSize).testErrorBar, summaryRowOf(b.result, b.normalization, b.microBatchSize).testErrorBar);
+  const bar = (x: typeof a) => findRow('compareTestErrors', x.result, x.normalization, x.microBatchSize).testErrorBar;
+  return compareErrorBars(bar(a), bar(b));
 }
 
 /**
