@@ -9,13 +9,16 @@
  *     npm run experiment:norms -- --size tiny --out /tmp/norms
  *
  * Options: --size tiny|quick|default|large, --out <folder> (default build/experiments/norms;
- * results go to <folder>/<model>), --model cnn|mlp (default cnn), --seeds 0,1,2, --backend <selectBackend preference>.
+ * results go to <folder>/<model>), --model cnn|mlp (default cnn), --seeds 0,1,2,
+ * --normalizations batch,group (a subset, to spend a long run where it matters),
+ * --sizes 1,2,4,32 (micro-batch sizes for every normalization), --backend <selectBackend preference>.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { BackendPreference, describeEnvironment, selectBackend } from '../src/backend/index';
 import {
+  ERROR_BAR_WIDTH,
   NORM_EXPERIMENT_PRESETS,
   NormExperimentArgs,
   NormExperimentProgress,
@@ -55,6 +58,8 @@ function readConfig(): ScriptConfig {
       out: { type: 'string', default: path.join('build', 'experiments', 'norms') },
       model: { type: 'string' },
       seeds: { type: 'string' },
+      normalizations: { type: 'string' },
+      sizes: { type: 'string' },
       backend: { type: 'string' },
     },
   });
@@ -65,6 +70,12 @@ function readConfig(): ScriptConfig {
   const overrides: NormExperimentArgs = {};
   if (values.model !== undefined) overrides.model = values.model as NormExperimentArgs['model'];
   if (values.seeds !== undefined) overrides.seeds = values.seeds.split(',').map(Number);
+  // Checked by runNormExperiment, which names the option in its error.
+  if (values.normalizations !== undefined) overrides.normalizations = values.normalizations.split(',') as NormExperimentArgs['normalizations'];
+  if (values.sizes !== undefined) {
+    overrides.microBatchSizes = values.sizes.split(',').map(Number);
+    overrides.microBatchSizesBy = {};
+  }
   if (overrides.model !== undefined && overrides.model !== 'cnn' && overrides.model !== 'mlp') {
     throw new Error(`experimentNorms: --model must be cnn or mlp; got "${overrides.model}".`);
   }
@@ -80,8 +91,9 @@ function printProgress(event: NormExperimentProgress): void {
   } else if (event.kind === 'run-end' && event.record) {
     const r = event.record;
     const recomputed = r.testErrorRecomputed === null ? '' : `, ${(100 * r.testErrorRecomputed).toFixed(1)}% with recomputed statistics`;
+    const bounds = r.renormBounds === null ? '' : `, final rMax ${r.renormBounds.rMax.toFixed(2)} dMax ${r.renormBounds.dMax.toFixed(2)}`;
     console.log(
-      `${where}  done: loss ${r.initialLoss.toFixed(3)} -> ${r.finalLoss.toFixed(3)}, test error ${(100 * r.testError).toFixed(1)}%${recomputed}, ` +
+      `${where}  done: loss ${r.initialLoss.toFixed(3)} -> ${r.finalLoss.toFixed(3)}, test error ${(100 * r.testError).toFixed(1)}%${recomputed}${bounds}, ` +
         `${(r.trainMs / 1000).toFixed(1)} s training  (${clock})`,
     );
   }
@@ -105,20 +117,27 @@ function write(result: NormExperimentResult, environment: unknown): void {
 
 /** Test error (%) by normalization and micro-batch size, with Wu & He 2018 below for comparison. */
 function summaryTable(result: NormExperimentResult): string {
-  const sizes = [...result.config.microBatchSizes].sort((a, b) => b - a);
-  const header = `| test error % (mean ± sd over ${result.config.seeds.length} seed${result.config.seeds.length > 1 ? "s" : ""}) | ${sizes.map((m) => `microBatchSize ${m}`).join(' | ')} |`;
+  const sizes = [...new Set(result.summary.map((r) => r.microBatchSize))].sort((a, b) => b - a);
+  const seeds = result.config.seeds.length;
+  const header = `| test error % (mean ± ${ERROR_BAR_WIDTH} SE, ${seeds} seed${seeds > 1 ? 's' : ''}, ${result.config.testSize} test images) | ${sizes.map((m) => `microBatchSize ${m}`).join(' | ')} |`;
   const rule = `|---|${sizes.map(() => '---:').join('|')}|`;
   const rows = result.config.normalizations.map((n) => {
     const cells = sizes.map((m) => {
-      const s = result.summary.find((r) => r.normalization === n && r.microBatchSize === m)!;
+      const s = result.summary.find((r) => r.normalization === n && r.microBatchSize === m);
+      if (s === undefined) return '';
       const recomputed = s.testErrorRecomputedMean === null ? '' : ` (${s.testErrorRecomputedMean.toFixed(1)})`;
-      return `${s.testErrorMean.toFixed(1)} ± ${s.testErrorStd.toFixed(1)}${recomputed}`;
+      return `${s.testErrorMean.toFixed(1)} ± ${(ERROR_BAR_WIDTH * s.testErrorBar.standardError).toFixed(1)}${recomputed}`;
     });
     return `| ${n} | ${cells.join(' | ')} |`;
   });
+  const bounds = result.records.filter((r) => r.renormBounds !== null).map((r) => r.renormBounds!);
   const reference = [
     '',
+    `SE: the standard error of the seed mean combined with the binomial standard error of an error rate on ${result.config.testSize} test images (sqrt(p(1 - p)/n)).`,
     'In parentheses (batch, batch-renorm): the test error after the moving statistics were recomputed from training images in one batch.',
+    ...(bounds.length
+      ? [`batch-renorm bounds at the end of training: rMax ${Math.min(...bounds.map((b) => b.rMax))}-${Math.max(...bounds.map((b) => b.rMax))}, dMax ${Math.min(...bounds.map((b) => b.dMax))}-${Math.max(...bounds.map((b) => b.dMax))} over its runs.`]
+      : []),
     '',
     `Reference, Wu & He 2018 (ResNet-50, ImageNet top-1 error %, by images per GPU ${WU_HE_2018.imagesPerGpu.join('/')}):`,
     `BatchNorm ${WU_HE_2018.batchNorm.join('/')}; GroupNorm ${WU_HE_2018.groupNorm.join('/')}.`,

@@ -21,8 +21,25 @@ export type { AccumulationMeasurement, MeasureAccumulationArgs, TimeCallArgs, Ti
 export { lineChart, barChart, baseLayout, PALETTE, PLOTLY_MIME, figureBundle, showFigure, figureText, figureTextLabel, figureAriaLabel, figureSvg, showTable, tableBundle } from './plot';
 export { formatNumber, joinSentences, spacesAfterChinesePunctuation, setLocale, activeLocale, translateText, looksEnglish, localizeFigure, figureLocale, MissingTranslationError } from './plot';
 export type { PlotlyFigure, PlotlyTrace, Series, LineChartArgs, BarChartArgs, DisplayBundle, FigureArgs, TableRow, TableArgs, TableBundle, DisplayLocale, FormatNumberArgs } from './plot';
-export { runNormExperiment, batchStatisticsDeviation, testErrorOf, testErrorSpread, NORM_EXPERIMENT_PRESETS, WU_HE_2018 } from './experiments/normExperiment';
-export type { NormExperimentArgs, NormExperimentProgress, NormExperimentResult, NormRunRecord, NormSummaryRow, StatisticsDeviation } from './experiments/normExperiment';
+export {
+  runNormExperiment,
+  batchStatisticsDeviation,
+  testErrorOf,
+  testErrorSpread,
+  summaryRowOf,
+  compareTestErrors,
+  testErrorBar,
+  compareErrorBars,
+  seedStandardError,
+  binomialStandardError,
+  renormSchedule,
+  microBatchSizesOf,
+  resolveNormExperimentConfig,
+  ERROR_BAR_WIDTH,
+  NORM_EXPERIMENT_PRESETS,
+  WU_HE_2018,
+} from './experiments/normExperiment';
+export type { NormExperimentArgs, NormExperimentConfig, NormExperimentProgress, NormExperimentResult, NormRunRecord, NormSummaryRow, StatisticsDeviation, TestErrorBar, ErrorComparison, RenormSchedule } from './experiments/normExperiment';
 export { check, showMarkdown, markdownBundle, CheckFailedError, CHECK_MARK } from './check';
 export { loadMobyDick, MOBY_DICK_PACKAGE, CharTokenizer, ALPHABET, PAD, START, bookSentences, tokenBatch, tokenBatches, causalMask, causalSelfAttention, TinyGpt, generateText, recomputedGradients, measureUpdatePeak } from './lm';
 export type { BookChapter, BookSentencesArgs, TokenBatch, TinyGptArgs, GenerateTextArgs, RecomputedGradients, MeasureUpdatePeakArgs, UpdatePeak } from './lm';

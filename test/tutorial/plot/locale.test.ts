@@ -57,8 +57,8 @@ describe('translateText', () => {
     assert.equal(translateText('Training loss, batch normalization (mean over seeds, smoothed over 5 updates)', 'zh'), '训练损失，批归一化（各随机种子的平均，按 5 次更新平滑）');
     assert.equal(translateText('layer 2 (16 values per sample): |mu_B - mu| / sigma', 'zh'), '第 2 层（每个样本 16 个值）：|μ_B − μ| / σ');
     assert.equal(
-      translateText('Test error by micro-batch size (logical batch 64, MLP on MNIST, 1 seed)', 'zh'),
-      '各微批次大小下的测试错误率（逻辑批次 64，MNIST 上的 MLP，1 个随机种子）',
+      translateText('Test error by micro-batch size (logical batch 64, MLP on MNIST, 3 seeds; bars ±2 standard errors)', 'zh'),
+      '各微批次大小下的测试错误率（逻辑批次 64，MNIST 上的 MLP，3 个随机种子；误差棒为 ±2 个标准误差）',
     );
   });
 });

@@ -1,6 +1,7 @@
 import { PlotlyFigure, Series, lineChart } from '../../plot';
 import type { NormalizationKind } from '../../models';
-import { MOVING_STATISTICS, NormExperimentConfig } from './config';
+import { MOVING_STATISTICS, NormExperimentConfig, microBatchSizesOf } from './config';
+import { ERROR_BAR_WIDTH } from './errorBars';
 import { NormSummaryRow, mean } from './summary';
 import type { NormRunRecord } from './records';
 
@@ -19,7 +20,7 @@ export const WU_HE_2018 = {
 
 /** The figures of one experiment. */
 export interface NormExperimentFigures {
-  /** Test error (%) against microBatchSize, one line per normalization, error bars over seeds. */
+  /** Test error (%) against microBatchSize, one line per normalization, error bars ±2 standard errors (seeds and test images). */
   testError: PlotlyFigure;
   /** Wu & He 2018's numbers, for comparison of shapes. */
   reference: PlotlyFigure;
@@ -33,18 +34,19 @@ export interface NormExperimentFigures {
 
 /** Draws every figure of an experiment from its records and summary. */
 export function normExperimentFigures(config: NormExperimentConfig, records: NormRunRecord[], summary: NormSummaryRow[]): NormExperimentFigures {
-  const sizes = [...config.microBatchSizes].sort((a, b) => a - b);
-  const rowsOf = (n: NormalizationKind) => sizes.map((m) => summary.find((s) => s.normalization === n && s.microBatchSize === m)!);
+  // A normalization run at fewer sizes (microBatchSizesBy) draws only the points it has.
+  const sizesOf = (n: NormalizationKind) => microBatchSizesOf(config, n);
+  const rowsOf = (n: NormalizationKind) => sizesOf(n).map((m) => summary.find((s) => s.normalization === n && s.microBatchSize === m)!);
   const testError = lineChart({
-    title: `Test error by micro-batch size (logical batch ${config.logicalBatchSize}, ${config.model.toUpperCase()} on MNIST, ${config.seeds.length} seed${config.seeds.length > 1 ? 's' : ''})`,
+    title: `Test error by micro-batch size (logical batch ${config.logicalBatchSize}, ${config.model.toUpperCase()} on MNIST, ${config.seeds.length} seed${config.seeds.length > 1 ? 's' : ''}; bars ±${ERROR_BAR_WIDTH} standard errors)`,
     xTitle: 'microBatchSize',
     yTitle: 'test error (%)',
     logX: true,
     series: config.normalizations.map((n) => ({
       name: n,
-      x: sizes,
+      x: sizesOf(n),
       y: rowsOf(n).map((r) => r.testErrorMean),
-      errorY: config.seeds.length > 1 ? rowsOf(n).map((r) => r.testErrorStd) : undefined,
+      errorY: rowsOf(n).map((r) => ERROR_BAR_WIDTH * r.testErrorBar.standardError),
     })),
   });
   const reference = lineChart({
@@ -67,12 +69,13 @@ export function normExperimentFigures(config: NormExperimentConfig, records: Nor
           yTitle: 'test error (%)',
           logX: true,
           series: family.flatMap((n): Series[] => [
-            { name: `${n} (moving statistics)`, x: sizes, y: rowsOf(n).map((r) => r.testErrorMean) },
-            { name: `${n} (recomputed statistics)`, x: sizes, y: rowsOf(n).map((r) => r.testErrorRecomputedMean ?? Number.NaN), dashed: true },
+            { name: `${n} (moving statistics)`, x: sizesOf(n), y: rowsOf(n).map((r) => r.testErrorMean) },
+            { name: `${n} (recomputed statistics)`, x: sizesOf(n), y: rowsOf(n).map((r) => r.testErrorRecomputedMean ?? Number.NaN), dashed: true },
           ]),
         });
   const measured = (['batch', 'batch-renorm'] as const).find((n) => config.normalizations.includes(n));
   const deviations = measured ? rowsOf(measured).map((r) => r.statisticsDeviationMean) : [];
+  const measuredSizes = measured ? sizesOf(measured) : [];
   const statistics =
     measured && deviations.every((d) => d !== null)
       ? lineChart({
@@ -82,11 +85,11 @@ export function normExperimentFigures(config: NormExperimentConfig, records: Nor
           logX: true,
           logY: true,
           series: deviations[0]!.flatMap((d, k): Series[] => {
-            const perSample = d.valuesPerStatistic / sizes[0];
+            const perSample = d.valuesPerStatistic / measuredSizes[0];
             const label = `layer ${d.layer} (${perSample} value${perSample > 1 ? 's' : ''} per sample)`;
             return [
-              { name: `${label}: |mu_B - mu| / sigma`, x: sizes, y: deviations.map((r) => r![k].meanShift) },
-              { name: `${label}: |sigma_B / sigma - 1|`, x: sizes, y: deviations.map((r) => r![k].scaleShift), dashed: true },
+              { name: `${label}: |mu_B - mu| / sigma`, x: measuredSizes, y: deviations.map((r) => r![k].meanShift) },
+              { name: `${label}: |sigma_B / sigma - 1|`, x: measuredSizes, y: deviations.map((r) => r![k].scaleShift), dashed: true },
             ];
           }),
         })
@@ -98,7 +101,7 @@ export function normExperimentFigures(config: NormExperimentConfig, records: Nor
       xTitle: 'updateStep',
       yTitle: 'training loss (cross-entropy)',
       markers: false,
-      series: sizes.map((m) => {
+      series: sizesOf(n).map((m) => {
         const curves = records.filter((r) => r.normalization === n && r.microBatchSize === m).map((r) => r.lossCurve);
         const length = Math.min(...curves.map((c) => c.length));
         const averaged = Array.from({ length }, (_, k) => mean(curves.map((c) => c[k])));

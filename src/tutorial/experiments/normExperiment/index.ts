@@ -1,18 +1,22 @@
 import * as tf from '@tensorflow/tfjs';
 import { argumentError, verbatim } from '../../../core/errors';
 import { loadMnist } from '../../data/mnist';
-import { NormExperimentArgs, NormExperimentConfig, resolveNormExperimentConfig } from './config';
+import { NormExperimentArgs, NormExperimentConfig, microBatchSizesOf, resolveNormExperimentConfig } from './config';
 import { NormExperimentFigures, normExperimentFigures } from './figures';
 import { summarizeNormRuns, NormSummaryRow } from './summary';
 import { NormExperimentProgress, NormRunRecord, trainNormRun } from './training';
 
-export { NORM_EXPERIMENT_PRESETS, MOVING_STATISTICS } from './config';
+export { NORM_EXPERIMENT_PRESETS, MOVING_STATISTICS, microBatchSizesOf, resolveNormExperimentConfig } from './config';
+export { ERROR_BAR_WIDTH, binomialStandardError, compareErrorBars, seedStandardError, testErrorBar } from './errorBars';
+export type { ErrorComparison, TestErrorBar } from './errorBars';
+export { renormSchedule } from './renormSchedule';
+export type { RenormSchedule, RenormScheduleArgs } from './renormSchedule';
 export type { NormExperimentArgs, NormExperimentConfig } from './config';
 export { WU_HE_2018, normExperimentFigures } from './figures';
 export type { NormExperimentFigures } from './figures';
 export { batchStatisticsDeviation } from './statistics';
 export type { StatisticsDeviation } from './statistics';
-export { summarizeNormRuns, testErrorOf, testErrorSpread } from './summary';
+export { compareTestErrors, summarizeNormRuns, summaryRowOf, testErrorOf, testErrorSpread } from './summary';
 export type { NormSummaryRow } from './summary';
 export type { NormExperimentProgress, NormRunRecord } from './records';
 
@@ -39,9 +43,9 @@ export interface NormExperimentResult {
  * BatchNorm normalizes each micro-batch with that micro-batch's own statistics (the effect under
  * study) and updates its moving statistics once per micro-batch; evaluation uses the moving
  * statistics. `"frozen-batch"` takes its statistics from `statisticsSize` training images passed
- * through the initial network and keeps them. `"batch-renorm"` runs as plain BatchNorm for
- * 1 / (1 - movingMomentum) updates (10 by default) while its moving statistics settle, then
- * opens its r/d bounds linearly to (3, 5) over as many updates again.
+ * through the initial network and keeps them. `"batch-renorm"` runs as plain BatchNorm while its
+ * moving statistics settle, then opens its r/d bounds linearly to (3, 5), on the schedule of
+ * {@link renormSchedule}: fully open by the middle of the run at the latest.
  *
  * The function uses whatever tfjs backend is active; choose it before calling.
  */
@@ -55,7 +59,7 @@ export async function runNormExperiment(args: NormExperimentArgs = {}): Promise<
   }
   const records: NormRunRecord[] = [];
   const plan = config.normalizations.flatMap((normalization) =>
-    config.microBatchSizes.flatMap((microBatchSize) => config.seeds.map((seed) => ({ normalization, microBatchSize, seed }))),
+    microBatchSizesOf(config, normalization).flatMap((microBatchSize) => config.seeds.map((seed) => ({ normalization, microBatchSize, seed }))),
   );
   try {
     for (const [i, run] of plan.entries()) {

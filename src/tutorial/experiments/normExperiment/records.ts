@@ -46,6 +46,8 @@ export interface NormRunRecord {
   finalLoss: number;
   /** Share of test images misclassified, in inference mode (moving statistics). */
   testError: number;
+  /** Test images scored: the n of the test error's binomial error bar. */
+  testSize: number;
   /**
    * `"batch"` and `"batch-renorm"` only (else null): the test error after the moving statistics
    * were replaced by statistics of `statisticsSize` training images, computed in one large batch.
@@ -59,6 +61,11 @@ export interface NormRunRecord {
   statisticsDeviation: StatisticsDeviation[] | null;
   /** The per-call momentum the moving statistics used (null without moving statistics). */
   callMomentum: number | null;
+  /**
+   * `"batch-renorm"` only (else null): the clipping bounds in force when training ended; the
+   * layer's (rMax, dMax), 3 and 5, once the warm-up and ramp of {@link renormSchedule} are over.
+   */
+  renormBounds: { rMax: number; dMax: number } | null;
   /** Training wall time (forward, backward, updates), milliseconds. */
   trainMs: number;
   /** Evaluation wall time, milliseconds. */

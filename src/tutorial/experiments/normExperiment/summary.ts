@@ -2,6 +2,7 @@ import { argumentError, verbatim } from '../../../core/errors';
 import type { NormalizationKind } from '../../models';
 import type { NormRunRecord } from './records';
 import type { StatisticsDeviation } from './statistics';
+import { ErrorComparison, TestErrorBar, compareErrorBars, testErrorBar } from './errorBars';
 
 /** Seed-aggregated results of the BatchNorm experiment, and the lookups a reader needs on them. */
 
@@ -13,6 +14,8 @@ export interface NormSummaryRow {
   /** Mean and sample standard deviation over seeds of the test error, in %. */
   testErrorMean: number;
   testErrorStd: number;
+  /** The test error's error bar over seeds and test images (see {@link testErrorBar}). */
+  testErrorBar: TestErrorBar;
   /** Mean over seeds of `testErrorRecomputed` in %, or null. */
   testErrorRecomputedMean: number | null;
   /** Per measured layer, `statisticsDeviation` averaged over seeds, or null. */
@@ -38,6 +41,7 @@ export function summarizeNormRuns(records: NormRunRecord[]): NormSummaryRow[] {
       seeds: rs.length,
       testErrorMean: mean(errors),
       testErrorStd: std(errors),
+      testErrorBar: testErrorBar(rs.map((r) => r.testError), Math.min(...rs.map((r) => r.testSize))),
       testErrorRecomputedMean: recomputed.length ? 100 * mean(recomputed) : null,
       statisticsDeviationMean: averageDeviation(rs.map((r) => r.statisticsDeviation)),
       finalLossMean: mean(rs.map((r) => r.finalLoss)),
@@ -59,17 +63,40 @@ function averageDeviation(runs: (StatisticsDeviation[] | null)[]): StatisticsDev
 
 
 /**
- * The seed-mean test error (%) of one normalization at one micro-batch size.
+ * The summary row of one normalization at one micro-batch size.
  *
  * @throws If the experiment did not run that pair.
  */
-export function testErrorOf(result: { summary: NormSummaryRow[] }, normalization: NormalizationKind, microBatchSize: number): number {
+export function summaryRowOf(result: { summary: NormSummaryRow[] }, normalization: NormalizationKind, microBatchSize: number): NormSummaryRow {
+  return findRow('summaryRowOf', result, normalization, microBatchSize);
+}
+
+/** The row, or an error naming the API the reader called. */
+function findRow(owner: string, result: { summary: NormSummaryRow[] }, normalization: NormalizationKind, microBatchSize: number): NormSummaryRow {
   const row = result.summary.find((r) => r.normalization === normalization && r.microBatchSize === microBatchSize);
   if (row === undefined) {
     const ran = result.summary.map((r) => `${r.normalization}@${r.microBatchSize}`).join(', ');
-    throw argumentError('testErrorOf', '(normalization, microBatchSize)', `a pair the experiment ran (${ran})`, verbatim(`${JSON.stringify(normalization)} at ${microBatchSize}`));
+    throw argumentError(owner, '(normalization, microBatchSize)', `a pair the experiment ran (${ran})`, verbatim(`${JSON.stringify(normalization)} at ${microBatchSize}`));
   }
-  return row.testErrorMean;
+  return row;
+}
+
+/** The seed-mean test error (%) of one normalization at one micro-batch size; throws as {@link summaryRowOf}. */
+export function testErrorOf(result: { summary: NormSummaryRow[] }, normalization: NormalizationKind, microBatchSize: number): number {
+  return findRow('testErrorOf', result, normalization, microBatchSize).testErrorMean;
+}
+
+/**
+ * Compares the test errors of two (normalization, microBatchSize) pairs of one or two
+ * experiments: `difference` is the second minus the first, in points, and `separated` says
+ * whether their error bars are apart.
+ */
+export function compareTestErrors(
+  a: { result: { summary: NormSummaryRow[] }; normalization: NormalizationKind; microBatchSize: number },
+  b: { result: { summary: NormSummaryRow[] }; normalization: NormalizationKind; microBatchSize: number },
+): ErrorComparison {
+  const bar = (x: typeof a) => findRow('compareTestErrors', x.result, x.normalization, x.microBatchSize).testErrorBar;
+  return compareErrorBars(bar(a), bar(b));
 }
 
 /**

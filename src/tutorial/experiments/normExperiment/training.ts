@@ -3,7 +3,9 @@ import { GradientAccumulator } from '../../../core/gradientAccumulator';
 import { MnistData, mnistMicroBatches } from '../../data/mnist';
 import { NormalizationKind, cnn, mlp } from '../../models';
 import { recomputeBatchNormStatistics } from '../../../core/norm/frozenBatchNormalization';
+import { BatchRenormalization } from '../../../core/norm/batchRenormalization';
 import { MOVING_STATISTICS, NormExperimentConfig } from './config';
+import { renormSchedule } from './renormSchedule';
 import type { NormExperimentProgress, NormRunRecord } from './records';
 import { StatisticsDeviation, batchStatisticsDeviation } from './statistics';
 import { mean } from './summary';
@@ -36,12 +38,7 @@ export async function trainNormRun(
     normalization,
     seed: seed * 101, // spaced out: a model draws seeds seed, seed + 1, … for its layers
     momentum: callMomentum ?? undefined,
-    // Renorm: plain BN while the moving statistics settle (about 1 / (1 - movingMomentum)
-    // updates), then the bounds open over as many updates again; counted in calls (micro-batches).
-    renorm: {
-      warmupSteps: Math.round(accumulationSteps / (1 - config.movingMomentum)),
-      rampSteps: Math.round(accumulationSteps / (1 - config.movingMomentum)),
-    },
+    renorm: renormSchedule({ updates, accumulationSteps, movingMomentum: config.movingMomentum }),
   });
   const optimizer = tf.train.adam(config.learningRate);
   const accumulator = new GradientAccumulator({ optimizer, accumulationSteps, varList: model.trainableWeights });
@@ -82,6 +79,9 @@ export async function trainNormRun(
       if (accumulator.endEpoch()?.applied) lossCurve.push(windowLoss / windowSamples);
     }
     const trainMs = performance.now() - trainStart;
+    // Read after training: shows whether the run lasted long enough for the corrections to open.
+    const renormLayer = model.layers.find((l): l is BatchRenormalization => l instanceof BatchRenormalization);
+    const renormBounds = renormLayer ? renormLayer.currentBounds() : null;
 
     const evalStart = performance.now();
     const testError = errorRate(model, data, config.testSize);
@@ -113,9 +113,11 @@ export async function trainNormRun(
       initialLoss: mean(lossCurve.slice(0, tenth)),
       finalLoss: mean(lossCurve.slice(-tenth)),
       testError,
+      testSize: config.testSize,
       testErrorRecomputed,
       statisticsDeviation,
       callMomentum,
+      renormBounds,
       trainMs,
       evalMs,
       backend: tf.getBackend(),

@@ -91,8 +91,8 @@ export const ZH_TEXTS: Readonly<Record<string, string>> = {
   'window loss (logical batch of 64)': '窗口损失（64 样本的逻辑批次）',
 
   // runNormExperiment's figures (src/tutorial/experiments/normExperiment/figures.ts).
-  'Test error by micro-batch size (logical batch ${}, ${} on MNIST, ${} seeds)': '各微批次大小下的测试错误率（逻辑批次 ${}，MNIST 上的 ${}，${} 个随机种子）',
-  'Test error by micro-batch size (logical batch ${}, ${} on MNIST, ${} seed)': '各微批次大小下的测试错误率（逻辑批次 ${}，MNIST 上的 ${}，${} 个随机种子）',
+  'Test error by micro-batch size (logical batch ${}, ${} on MNIST, ${} seeds; bars ±${} standard errors)': '各微批次大小下的测试错误率（逻辑批次 ${}，MNIST 上的 ${}，${} 个随机种子；误差棒为 ±${} 个标准误差）',
+  'Test error by micro-batch size (logical batch ${}, ${} on MNIST, ${} seed; bars ±${} standard errors)': '各微批次大小下的测试错误率（逻辑批次 ${}，MNIST 上的 ${}，${} 个随机种子；误差棒为 ±${} 个标准误差）',
   'test error (%)': '测试错误率（%）',
   'Reference: Wu & He 2018, ResNet-50 on ImageNet': '参照：Wu & He 2018，ImageNet 上的 ResNet-50',
   'images per GPU (microBatchSize)': '每块 GPU 的图片数（微批次大小）',

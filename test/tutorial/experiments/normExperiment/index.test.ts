@@ -43,6 +43,9 @@ describe('runNormExperiment at the tiny size', () => {
         assert.equal(r.updates, 8);
         assert.equal(r.lossCurve.length, 8);
         assert.ok(r.testError >= 0 && r.testError <= 1);
+        assert.equal(r.testSize, 32);
+        // 8 updates: renormSchedule caps warm-up and ramp at 2 updates each, so the bounds opened.
+        assert.deepEqual(r.renormBounds, normalization === 'batch-renorm' ? { rMax: 3, dMax: 5 } : null);
         assert.ok(r.trainMs > 0 && r.evalMs > 0);
         const moving = ['batch', 'batch-renorm'].includes(normalization);
         assert.equal(r.testErrorRecomputed === null, !moving, `${normalization}: testErrorRecomputed`);
