@@ -1,5 +1,3 @@
-import { readdirSync, readFileSync } from 'node:fs';
-
 /**
  * Which threads of this process did the work: the pinning, verified. Linux only (reads
  * /proc/self/task/<tid>/schedstat, whose first field is the thread's time on a CPU in ns); on
@@ -14,24 +12,8 @@ import { readdirSync, readFileSync } from 'node:fs';
  */
 export const BUSY_SHARE = 0.25;
 
-/** On-CPU nanoseconds of each thread of this process, or null without /proc. */
-export function taskCpuNs(): Map<string, number> | null {
-  let tids: string[];
-  try {
-    tids = readdirSync('/proc/self/task');
-  } catch {
-    return null;
-  }
-  const out = new Map<string, number>();
-  for (const tid of tids) {
-    try {
-      out.set(tid, Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]));
-    } catch {
-      // The thread ended between the listing and the read.
-    }
-  }
-  return out;
-}
+// On-CPU nanoseconds of each thread: the parallel entry point's reader, which its measurements use too.
+export { taskCpuNs } from '../../src/parallel/index';
 
 /** Threads that ran at least `share` of the busiest thread's CPU time between two {@link taskCpuNs} readings. */
 export function busyThreads(before: Map<string, number> | null, after: Map<string, number> | null, share = BUSY_SHARE): number | null {

@@ -15,6 +15,7 @@ export { PARALLEL_STATE_FORMAT } from './state';
 export type { Averaging, LegacyParallelState, ParallelAccumulatorState } from './state';
 export type { WorkerTiming } from './protocol';
 export { measureParallelWindow } from './measure';
+export { taskCpuNs } from './threadClock';
 export type { MeasureParallelArgs, ParallelMeasurement, ParallelWindowTiming } from './measure';
 export { measureProcessLimit } from './processLimit';
 export type { ProcessLimit, ProcessLimitArgs } from './processLimit';

@@ -1,12 +1,11 @@
 import * as tf from '@tensorflow/tfjs';
-import { readdirSync, readFileSync } from 'node:fs';
 import type { BackendPreference } from '../backend/selectBackend';
 import { argumentError, isPositiveInteger } from '../core/errors';
 import { singleThreadWindow, windowData } from './benchWindow';
 import { TFJS_LOSS_NAMES } from './loss';
 import { ParallelAccumulator } from './parallelAccumulator';
 import type { WorkerTiming } from './protocol';
-import { ThreadClock, clockSince, threadClock } from './threadClock';
+import { ThreadClock, clockSince, taskCpuNs, threadClock } from './threadClock';
 import type { RoundReport } from './results';
 
 /**
@@ -286,21 +285,8 @@ function busiestWorker(workers: WorkerTiming[], singlePerMicroBatchMs: number, s
 
 /** Each thread's CPU time so far, ms, by thread id (Linux; null where /proc is missing). */
 function threadCpuMs(): Map<string, number> | null {
-  let tids: string[];
-  try {
-    tids = readdirSync('/proc/self/task');
-  } catch {
-    return null;
-  }
-  const out = new Map<string, number>();
-  for (const tid of tids) {
-    try {
-      out.set(tid, Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1e6);
-    } catch {
-      // The thread ended between the listing and the read.
-    }
-  }
-  return out;
+  const ns = taskCpuNs();
+  return ns && new Map([...ns].map(([tid, t]) => [tid, t / 1e6]));
 }
 
 /** Each thread's CPU ms since `before` (a thread started since counts from 0). */

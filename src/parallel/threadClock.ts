@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /**
  * The calling thread's own scheduler clock on Linux, from `/proc/thread-self/schedstat`: the
@@ -32,4 +32,27 @@ export function threadClock(): ThreadClock | null {
 export function clockSince(earlier: ThreadClock | null, later: ThreadClock | null = threadClock()): ThreadClock {
   if (earlier === null || later === null) return { cpuMs: 0, runQueueMs: 0 };
   return { cpuMs: later.cpuMs - earlier.cpuMs, runQueueMs: later.runQueueMs - earlier.runQueueMs };
+}
+
+/**
+ * On-CPU nanoseconds of every thread of this process so far, by thread id (the first field of
+ * /proc/self/task/<tid>/schedstat), or null without /proc. A thread that ended between the listing
+ * and its read is left out.
+ */
+export function taskCpuNs(): Map<string, number> | null {
+  let tids: string[];
+  try {
+    tids = readdirSync('/proc/self/task');
+  } catch {
+    return null;
+  }
+  const out = new Map<string, number>();
+  for (const tid of tids) {
+    try {
+      out.set(tid, Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]));
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return out;
 }
