@@ -3,6 +3,7 @@
  *
  *     node --import tsx scripts/bench/benchParallel.ts            # default run, about a minute
  *     node --import tsx scripts/bench/benchParallel.ts --quick    # smoke run: 2 timed windows
+ *     node --import tsx scripts/bench/benchParallel.ts --record   # and keep it for chapter 8
  *
  * A window of 8 micro-batches of 16 for the digit CNN of src/tutorial/models.ts (the bench's model:
  * conv16+BN+pool, conv32+BN+pool, dense 10), on wasm + this project's kernels, trained by
@@ -16,17 +17,23 @@
  * The target holds when 2 workers reach 1.7x one thread, or 95% of the two processes' speed-up
  * in the same run. A second table splits the 2-worker window as the workers measured it, a third
  * the CPU time of a micro-batch by part and thread, beside the single thread's (issue 35).
- * Output: markdown tables on stdout, JSON in build/bench/parallel.json.
+ * Output: markdown tables on stdout, JSON in build/bench/parallel.json. With `--record`, the run
+ * also replaces src/tutorial/recorded/parallelWindow.ts, the recorded run chapter 8 shows beside
+ * its own; a run whose 2 workers did not get two cores is refused there (exit 2), since the
+ * record is the chapter's run with both cores.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { availableParallelism, loadavg } from 'node:os';
+import { availableParallelism, cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { selectBackend } from '../../src/backend/index';
 import { ParallelMeasurement, ParallelWindowTiming, ProcessLimit, measureParallelWindow, measureProcessLimit } from '../../src/parallel/index';
-import { cnn, median } from '../../src/tutorial/index';
+import { cnn, median, parallelRunRecord, recordModule, type RecordedParallelRun } from '../../src/tutorial/index';
 import { TorchPeer } from './benchPeer';
 
 const quick = process.argv.includes('--quick');
+const record = process.argv.includes('--record');
+/** The module `--record` replaces. */
+export const RECORD_MODULE = join(__dirname, '..', '..', 'src', 'tutorial', 'recorded', 'parallelWindow.ts');
 const CONFIG = {
   /** Where the JSON goes. */
   out: process.env.BENCH_PARALLEL_OUT ?? join(__dirname, '..', '..', 'build', 'bench', 'parallel.json'),
@@ -144,8 +151,9 @@ export function formatWorkerCost(m: ParallelMeasurement): string {
  * Runs the comparison and returns its report as markdown lines and as JSON; `npm run bench` can
  * call this and print `text` beside its own tables.
  */
-export async function benchParallel(options: { quick?: boolean; torch?: boolean } = {}): Promise<{ text: string; json: object }> {
+export async function benchParallel(options: { quick?: boolean; torch?: boolean } = {}): Promise<{ text: string; json: object; record: RecordedParallelRun }> {
   const isQuick = options.quick ?? quick;
+  const startedAt = new Date();
   const env = await selectBackend('wasm', { onNotice: () => {} });
   const load = loadavg()[0];
   const windows = isQuick ? 2 : CONFIG.windows;
@@ -210,14 +218,41 @@ export async function benchParallel(options: { quick?: boolean; torch?: boolean 
       lines.push(`CPU work per window: one thread ${measurement.singleThreadCpuMs.toFixed(1)} ms, 2 workers ${two.cpuMs.toFixed(1)} ms; on 2 idle cores that would project to ${((2 * measurement.singleThreadCpuMs) / two.cpuMs).toFixed(2)}x (perfect balance assumed).`);
     }
   }
-  return { text: lines.join('\n'), json: { config: CONFIG, load, backend: env.backend, measurement, torch, limit } };
+  const recorded = parallelRunRecord(measurement, limit, {
+    command: `node --import tsx scripts/bench/benchParallel.ts --record${isQuick ? ' --quick' : ''}`,
+    recordedAt: startedAt,
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cores: availableParallelism(),
+    loadAverage: load,
+    backend: env.backend,
+    model: 'CNN with BatchNorm',
+    torchMs: torch.windowMs,
+  });
+  return { text: lines.join('\n'), json: { config: CONFIG, load, backend: env.backend, measurement, torch, limit }, record: recorded };
+}
+
+/** Why a run is not kept as chapter 8's record, or null when it may be: its 2-worker windows must have had two cores. */
+export function recordRefusal(run: RecordedParallelRun): string | null {
+  const two = run.trainers.find((t) => t.workers === 2 && t.sync === 'window');
+  if (!two) return 'the run has no 2-worker window to show';
+  if (two.coresUsed < 1.5) return `its 2-worker windows got ${two.coresUsed.toFixed(2)} cores (1.5 needed): run it again on an idle machine`;
+  return null;
 }
 
 async function main(): Promise<void> {
-  const { text, json } = await benchParallel();
+  const { text, json, record: run } = await benchParallel();
   console.log(text);
   mkdirSync(dirname(CONFIG.out), { recursive: true });
   writeFileSync(CONFIG.out, JSON.stringify(json, null, 2));
+  if (record) {
+    const refusal = recordRefusal(run);
+    if (refusal) {
+      console.error(`--record: not kept, ${refusal}.`);
+      process.exit(2);
+    }
+    writeFileSync(RECORD_MODULE, recordModule(run));
+    console.log(`--record: kept in ${RECORD_MODULE}`);
+  }
 }
 
 if (require.main === module) {

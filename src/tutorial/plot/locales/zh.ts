@@ -75,6 +75,7 @@ export const ZH_TEXTS: Readonly<Record<string, string>> = {
   meanShift: '均值偏移',
   expected: '预期',
   measured: '实测',
+  recorded: '记录值',
   trainer: '训练方式',
   speedup: '加速比',
   'peak(4 x 16) / peak(1 x 64)': '峰值(4 x 16) / 峰值(1 x 64)',
