@@ -10,7 +10,7 @@ import { ADD_CHECKED } from '../../core/addChecked';
  * under the name the core looks up.
  */
 
-/** The finiteness check of the elements past the last whole SIMD vector, and of the cpu path. */
+/** The elements past the SIMD loop's last whole iteration, and the whole cpu path. */
 function scalarLoop(sum: Float32Array | null, gradient: Float32Array, out: Float32Array, from: number, weight: number): number {
   let bad = 0;
   // tfjs makes the weight a float32 scalar before multiplying.
@@ -38,7 +38,8 @@ function addCheckedWasm(): KernelFn {
     const o = heapF32(backend, out);
     const simd = simdKernels(backend);
     const n = sizeOf(gradient.shape);
-    const whole = simd ? n - (n % 4) : 0;
+    // The SIMD loop takes 16 floats an iteration; the scalar loop finishes the rest.
+    const whole = simd ? n - (n % 16) : 0;
     let bad = 0;
     if (simd && whole > 0) {
       bad = s

@@ -125,16 +125,32 @@ export const identity: Family<CopyCase> = {
 interface AddCheckedCase extends UnaryCase {
   withSum: boolean;
   weight: number;
+  /**
+   * One non-finite value among finite ones, at `at` modulo the size: the SIMD loop keeps a
+   * separate check per vector of an iteration, and a lone value shows whether each one reaches
+   * the result (`specials` put one in every third element, so one lane alone never decides).
+   */
+  lone: { at: number; value: number } | null;
 }
 
 export const addCheckedFamily: Family<AddCheckedCase> = {
   name: 'addChecked (the accumulator kernel TfjsAccumulateAddChecked)',
   kernels: ['TfjsAccumulateAddChecked'],
   cases: fc
-    .record({ x: shapeArb(4, 9), values: fc.constantFrom<Values>('random', 'specials'), withSum: fc.boolean(), weight: fc.oneof(fc.constant(1), fc.double({ min: -4, max: 4, noNaN: true })), seed: fc.integer({ min: 1, max: 1e6 }) }),
-  describe: (c) => `gradient ${dims(c.x)} (${c.values} values) ${c.withSum ? 'onto a sum' : 'no sum'} weight ${c.weight}`,
+    .record({
+      x: shapeArb(4, 9),
+      values: fc.constantFrom<Values>('random', 'specials'),
+      withSum: fc.boolean(),
+      weight: fc.oneof(fc.constant(1), fc.double({ min: -4, max: 4, noNaN: true })),
+      seed: fc.integer({ min: 1, max: 1e6 }),
+      lone: fc.option(fc.record({ at: fc.nat(), value: fc.constantFrom(Infinity, -Infinity, NaN) }), { nil: null }),
+    }),
+  describe: (c) => `gradient ${dims(c.x)} (${c.values} values${c.lone ? `, ${c.lone.value} at ${c.lone.at}` : ''}) ${c.withSum ? 'onto a sum' : 'no sum'} weight ${c.weight}`,
   run: (c) => {
-    const { sum, check } = addChecked(c.withSum ? tensorOf(c.x, c.seed + 1) : null, tensorOf(c.x, c.seed, c.values), c.weight);
+    const size = c.x.reduce((a, b) => a * b, 1);
+    const values = valuesOf(size, c.seed, c.values);
+    if (c.lone && size > 0) values[c.lone.at % size] = c.lone.value;
+    const { sum, check } = addChecked(c.withSum ? tensorOf(c.x, c.seed + 1) : null, tf.tensor(values, c.x), c.weight);
     // The check is 0 or NaN; its sign is not part of the contract.
     return [sum, tf.abs(check)];
   },
