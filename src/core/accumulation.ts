@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
-import { addChecked } from './addChecked';
+import { addCheckedAll } from './addChecked';
 
 /**
  * The pure tensor math of gradient accumulation: adding into the sums, the one division, the
@@ -11,8 +11,8 @@ import { addChecked } from './addChecked';
 /**
  * Adds gradients into running sums, `sum + factor · gradient` for each, and checks every new sum
  * in the same pass: the one place where a gradient joins a sum (an accumulator's window, a
- * parallel worker's part, `checkEquivalence`). Each add is `addChecked`, one kernel where the
- * backend has it. A null gradient (the variable did not influence this micro-batch's loss)
+ * parallel worker's part, `checkEquivalence`). The adds are `addCheckedAll`: one kernel call for
+ * every variable where the backend has it. A null gradient (the variable did not influence this micro-batch's loss)
  * leaves its sum as it is; a null sum starts from the gradient.
  *
  * Pure: no input is changed or disposed.
@@ -25,17 +25,12 @@ import { addChecked } from './addChecked';
  */
 export function addIntoSums(sums: readonly (tf.Tensor | null)[], gradients: readonly (tf.Tensor | null)[], factor: number): { sums: (tf.Tensor | null)[]; probe: tf.Scalar } {
   if (sums.length !== gradients.length) throw new Error(`addIntoSums: ${sums.length} sums for ${gradients.length} gradients.`);
-  return tidy(() => {
-    const checks: tf.Scalar[] = [];
-    const next = gradients.map((g, i) => {
-      if (g === null) return sums[i];
-      const added = addChecked(sums[i], g, factor);
-      checks.push(added.check);
-      return added.sum;
-    });
-    const probe = checks.length === 0 ? tf.scalar(0) : checks.length === 1 ? checks[0] : (tf.addN(checks) as tf.Scalar);
-    return { sums: next, probe };
-  });
+  // The variables with a gradient, added in one call (addCheckedAll); the others keep their sum.
+  const at = gradients.flatMap((g, i) => (g === null ? [] : [i]));
+  const added = addCheckedAll(at.map((i) => sums[i]), at.map((i) => gradients[i] as tf.Tensor), factor);
+  const next = [...sums];
+  at.forEach((i, k) => (next[i] = added.sums[k]));
+  return { sums: next, probe: added.check };
 }
 
 /**
