@@ -158,9 +158,17 @@ export function sumAndRead(
 ): { sums: (tf.Tensor | null)[]; loss: number; probe: number; count: number } {
   const added = addIntoSums(sums, gradients, factor);
   try {
-    const check = tf.tidy(() => tf.stack([meanLoss ?? tf.scalar(0), added.probe, countTensor ?? tf.scalar(count)]));
-    const [loss, probe, readCount] = check.dataSync();
-    check.dispose();
+    // Only the scalars that exist are read: stand-ins for the others and the stack were up to
+    // three more tfjs ops per micro-step. A count known on the host reads back as the float32
+    // it became on the device before.
+    const read = [meanLoss, added.probe, countTensor].filter((t): t is tf.Scalar => t !== null);
+    const check = read.length === 1 ? read[0] : tf.tidy(() => tf.stack(read));
+    const values = check.dataSync();
+    if (check !== added.probe) check.dispose();
+    let k = 0;
+    const loss = meanLoss === null ? 0 : values[k++];
+    const probe = values[k++];
+    const readCount = countTensor === null ? Math.fround(count) : values[k];
     return { sums: added.sums, loss, probe, count: readCount };
   } catch (error) {
     tf.dispose(added.sums.filter((s, i): s is tf.Tensor => s !== null && s !== sums[i]));
