@@ -19,15 +19,21 @@ import { addCheckedAll } from './addChecked';
  *
  * @param factor What every gradient is multiplied by: the window's scale 2^−scale (see
  *   `windowScale`), times the samples when the gradient is of a mean loss. 1 skips the multiply.
+ * @param divisor When given, the new sums come back divided by it, bit for bit
+ *   `averageGradients`'s division (the window's last micro-step, see `addContribution`); every
+ *   sum must then have a gradient. The probe still checks the undivided sums.
  * @returns The new sums (new tensors where a gradient was added, the caller's own tensor or null
  *   elsewhere) and `probe`, a float32 scalar: 0 when every new sum is finite, NaN as soon as one
  *   element is NaN or ±Infinity.
  */
-export function addIntoSums(sums: readonly (tf.Tensor | null)[], gradients: readonly (tf.Tensor | null)[], factor: number): { sums: (tf.Tensor | null)[]; probe: tf.Scalar } {
+export function addIntoSums(sums: readonly (tf.Tensor | null)[], gradients: readonly (tf.Tensor | null)[], factor: number, divisor: number | null = null): { sums: (tf.Tensor | null)[]; probe: tf.Scalar } {
   if (sums.length !== gradients.length) throw new Error(`addIntoSums: ${sums.length} sums for ${gradients.length} gradients.`);
+  if (divisor !== null && sums.some((s, i) => s !== null && gradients[i] === null)) {
+    throw new Error('addIntoSums: with a divisor, every sum needs a gradient: a sum kept as it is would not be divided.');
+  }
   // The variables with a gradient, added in one call (addCheckedAll); the others keep their sum.
   const at = gradients.flatMap((g, i) => (g === null ? [] : [i]));
-  const added = addCheckedAll(at.map((i) => sums[i]), at.map((i) => gradients[i] as tf.Tensor), factor);
+  const added = addCheckedAll(at.map((i) => sums[i]), at.map((i) => gradients[i] as tf.Tensor), factor, divisor);
   const next = [...sums];
   at.forEach((i, k) => (next[i] = added.sums[k]));
   return { sums: next, probe: added.check };

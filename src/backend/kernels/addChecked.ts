@@ -10,23 +10,28 @@ import { ADD_CHECKED, ADD_CHECKED_ALL } from '../../core/addChecked';
  * registered by `installFastKernels` under the names the core looks up.
  */
 
-/** The elements past the SIMD loop's last whole iteration, and the whole cpu path. */
-function scalarLoop(sum: Float32Array | null, gradient: Float32Array, out: Float32Array, from: number, weight: number): number {
+/**
+ * The elements past the SIMD loop's last whole iteration, and the whole cpu path. With a
+ * divisor, `out` gets each new sum divided by it; the check is of the undivided sums.
+ */
+function scalarLoop(sum: Float32Array | null, gradient: Float32Array, out: Float32Array, from: number, weight: number, divisor: number | null = null): number {
   let bad = 0;
-  // tfjs makes the weight a float32 scalar before multiplying.
+  // tfjs makes the weight and the divisor float32 scalars before using them.
   const w = Math.fround(weight);
+  const d = divisor === null ? 1 : Math.fround(divisor);
   for (let i = from; i < gradient.length; i++) {
     // fround twice: a float32 multiply, then a float32 add (each exact in double, then rounded).
     const product = w === 1 ? gradient[i] : Math.fround(gradient[i] * w);
     const value = sum === null ? product : Math.fround(sum[i] + product);
-    out[i] = value;
+    // A double quotient of two floats rounds to the float32 quotient: 53 ≥ 2·24 + 2 bits.
+    out[i] = divisor === null ? value : value / d;
     bad += value - value;
   }
   return bad;
 }
 
 /** One sum on the wasm heap, its output already allocated; returns its check. */
-function addOnHeap(backend: WasmBackend, simd: SimdKernels | null, sum: tf.TensorInfo | undefined, gradient: tf.TensorInfo, out: tf.TensorInfo, weight: number): number {
+function addOnHeap(backend: WasmBackend, simd: SimdKernels | null, sum: tf.TensorInfo | undefined, gradient: tf.TensorInfo, out: tf.TensorInfo, weight: number, divisor: number | null = null): number {
   const g = heapF32(backend, gradient);
   const s = sum ? heapF32(backend, sum) : null;
   const o = heapF32(backend, out);
@@ -35,9 +40,11 @@ function addOnHeap(backend: WasmBackend, simd: SimdKernels | null, sum: tf.Tenso
   const whole = simd ? n - (n % 16) : 0;
   let bad = 0;
   if (simd && whole > 0) {
-    bad = s ? simd.addChecked(s.byteOffset, g.byteOffset, o.byteOffset, 4 * whole, weight) : simd.scaleChecked(g.byteOffset, o.byteOffset, 4 * whole, weight);
+    const [sp, gp, op, bytes] = [s?.byteOffset ?? 0, g.byteOffset, o.byteOffset, 4 * whole];
+    if (divisor === null) bad = s ? simd.addChecked(sp, gp, op, bytes, weight) : simd.scaleChecked(gp, op, bytes, weight);
+    else bad = s ? simd.addCheckedDiv(sp, gp, op, bytes, weight, divisor) : simd.scaleCheckedDiv(gp, op, bytes, weight, divisor);
   }
-  return bad + scalarLoop(s, g, o, whole, weight);
+  return bad + scalarLoop(s, g, o, whole, weight, divisor);
 }
 
 function addCheckedWasm(): KernelFn {
@@ -65,27 +72,27 @@ function addCheckedCpu(): KernelFn {
 }
 
 /** The inputs of `addCheckedAll`'s kernel: `g<i>` for every gradient, `s<i>` where it has a running sum. */
-function inputsOfAll(args: KernelArgs): { sums: (tf.TensorInfo | undefined)[]; gradients: tf.TensorInfo[]; weight: number } {
-  const { count, weight } = args.attrs as { count: number; weight: number };
+function inputsOfAll(args: KernelArgs): { sums: (tf.TensorInfo | undefined)[]; gradients: tf.TensorInfo[]; weight: number; divisor: number | null } {
+  const { count, weight, divide, divisor } = args.attrs as { count: number; weight: number; divide: boolean; divisor: number };
   const gradients: tf.TensorInfo[] = [];
   const sums: (tf.TensorInfo | undefined)[] = [];
   for (let i = 0; i < count; i++) {
     gradients.push(args.inputs[`g${i}`] as tf.TensorInfo);
     sums.push(args.inputs[`s${i}`]);
   }
-  return { sums, gradients, weight };
+  return { sums, gradients, weight, divisor: divide ? divisor : null };
 }
 
 function addCheckedAllWasm(): KernelFn {
   return (args: KernelArgs) => {
     const backend = args.backend as WasmBackend;
-    const { sums, gradients, weight } = inputsOfAll(args);
+    const { sums, gradients, weight, divisor } = inputsOfAll(args);
     const outs = gradients.map((g) => backend.makeOutput(g.shape, 'float32'));
     const check = backend.makeOutput([], 'float32');
     // Views after the last allocation: a growing heap detaches older ones.
     const simd = simdKernels(backend);
     let bad = 0;
-    gradients.forEach((g, i) => (bad += addOnHeap(backend, simd, sums[i], g, outs[i], weight)));
+    gradients.forEach((g, i) => (bad += addOnHeap(backend, simd, sums[i], g, outs[i], weight, divisor)));
     heapF32(backend, check)[0] = bad;
     return [...outs, check];
   };
@@ -94,12 +101,12 @@ function addCheckedAllWasm(): KernelFn {
 function addCheckedAllCpu(): KernelFn {
   return (args: KernelArgs) => {
     const backend = args.backend as CpuBackend;
-    const { sums, gradients, weight } = inputsOfAll(args);
+    const { sums, gradients, weight, divisor } = inputsOfAll(args);
     let bad = 0;
     const outs = gradients.map((g, i) => {
       const out = new Float32Array(sizeOf(g.shape));
       const s = sums[i];
-      bad += scalarLoop(s ? cpuValues(backend, s) : null, cpuValues(backend, g), out, 0, weight);
+      bad += scalarLoop(s ? cpuValues(backend, s) : null, cpuValues(backend, g), out, 0, weight, divisor);
       return backend.makeTensorInfo(g.shape, 'float32', out);
     });
     return [...outs, backend.makeTensorInfo([], 'float32', new Float32Array([bad]))];

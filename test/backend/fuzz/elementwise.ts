@@ -162,6 +162,8 @@ interface AddCheckedAllCase {
   parts: { x: number[]; withSum: boolean; lone: { at: number; value: number } | null }[];
   values: Values;
   weight: number;
+  /** The window's divisor on its last micro-step (sums come back divided), or null. */
+  divisor: number | null;
   seed: number;
 }
 
@@ -175,10 +177,11 @@ export const addCheckedAllFamily: Family<AddCheckedAllCase> = {
     ),
     values: fc.constantFrom<Values>('random', 'specials'),
     weight: fc.oneof(fc.constant(1), fc.constant(0.25), fc.double({ min: -4, max: 4, noNaN: true })),
+    divisor: fc.option(fc.oneof(fc.constant(16), fc.constant(3), fc.double({ min: 1e-3, max: 1e4, noNaN: true })), { nil: null }),
     seed: fc.integer({ min: 1, max: 1e6 }),
   }),
   describe: (c) =>
-    `${c.parts.map((p) => `${dims(p.x)}${p.withSum ? ' onto a sum' : ''}${p.lone ? ` (${p.lone.value} at ${p.lone.at})` : ''}`).join(', ')} (${c.values} values) weight ${c.weight}`,
+    `${c.parts.map((p) => `${dims(p.x)}${p.withSum ? ' onto a sum' : ''}${p.lone ? ` (${p.lone.value} at ${p.lone.at})` : ''}`).join(', ')} (${c.values} values) weight ${c.weight}${c.divisor === null ? '' : ` divided by ${c.divisor}`}`,
   run: (c) => {
     const gradients = c.parts.map((p, i) => {
       const size = p.x.reduce((a, b) => a * b, 1);
@@ -187,7 +190,7 @@ export const addCheckedAllFamily: Family<AddCheckedAllCase> = {
       return tf.tensor(values, p.x);
     });
     const sums = c.parts.map((p, i) => (p.withSum ? tensorOf(p.x, c.seed + 7 * i + 1) : null));
-    const { sums: out, check } = addCheckedAll(sums, gradients, c.weight);
+    const { sums: out, check } = addCheckedAll(sums, gradients, c.weight, c.divisor);
     // The check is 0 or NaN; its sign is not part of the contract.
     return [...out, tf.abs(check)];
   },
