@@ -151,7 +151,7 @@ test("a window's last micro-step divides in the kernel, bit for bit what the div
       counts.push(tf.memory().numTensors);
     }
     assert.equal(counts[1], counts[0], 'a window leaves as many tensors as it found');
-    const weights = vars.map((v) => v.dataSync().slice());
+    const weights = vars.map((v) => Float32Array.from(v.dataSync()));
     accumulator.dispose();
     tf.dispose(vars);
     return weights;
