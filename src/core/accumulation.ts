@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
-import { addChecked } from './addChecked';
+import { addCheckedAll } from './addChecked';
 
 /**
  * The pure tensor math of gradient accumulation: adding into the sums, the one division, the
@@ -11,31 +11,32 @@ import { addChecked } from './addChecked';
 /**
  * Adds gradients into running sums, `sum + factor · gradient` for each, and checks every new sum
  * in the same pass: the one place where a gradient joins a sum (an accumulator's window, a
- * parallel worker's part, `checkEquivalence`). Each add is `addChecked`, one kernel where the
- * backend has it. A null gradient (the variable did not influence this micro-batch's loss)
+ * parallel worker's part, `checkEquivalence`). The adds are `addCheckedAll`: one kernel call for
+ * every variable where the backend has it. A null gradient (the variable did not influence this micro-batch's loss)
  * leaves its sum as it is; a null sum starts from the gradient.
  *
  * Pure: no input is changed or disposed.
  *
  * @param factor What every gradient is multiplied by: the window's scale 2^−scale (see
  *   `windowScale`), times the samples when the gradient is of a mean loss. 1 skips the multiply.
+ * @param divisor When given, the new sums come back divided by it, bit for bit
+ *   `averageGradients`'s division (the window's last micro-step, see `addContribution`); every
+ *   sum must then have a gradient. The probe still checks the undivided sums.
  * @returns The new sums (new tensors where a gradient was added, the caller's own tensor or null
  *   elsewhere) and `probe`, a float32 scalar: 0 when every new sum is finite, NaN as soon as one
  *   element is NaN or ±Infinity.
  */
-export function addIntoSums(sums: readonly (tf.Tensor | null)[], gradients: readonly (tf.Tensor | null)[], factor: number): { sums: (tf.Tensor | null)[]; probe: tf.Scalar } {
+export function addIntoSums(sums: readonly (tf.Tensor | null)[], gradients: readonly (tf.Tensor | null)[], factor: number, divisor: number | null = null): { sums: (tf.Tensor | null)[]; probe: tf.Scalar } {
   if (sums.length !== gradients.length) throw new Error(`addIntoSums: ${sums.length} sums for ${gradients.length} gradients.`);
-  return tidy(() => {
-    const checks: tf.Scalar[] = [];
-    const next = gradients.map((g, i) => {
-      if (g === null) return sums[i];
-      const added = addChecked(sums[i], g, factor);
-      checks.push(added.check);
-      return added.sum;
-    });
-    const probe = checks.length === 0 ? tf.scalar(0) : checks.length === 1 ? checks[0] : (tf.addN(checks) as tf.Scalar);
-    return { sums: next, probe };
-  });
+  if (divisor !== null && sums.some((s, i) => s !== null && gradients[i] === null)) {
+    throw new Error('addIntoSums: with a divisor, every sum needs a gradient: a sum kept as it is would not be divided.');
+  }
+  // The variables with a gradient, added in one call (addCheckedAll); the others keep their sum.
+  const at = gradients.flatMap((g, i) => (g === null ? [] : [i]));
+  const added = addCheckedAll(at.map((i) => sums[i]), at.map((i) => gradients[i] as tf.Tensor), factor, divisor);
+  const next = [...sums];
+  at.forEach((i, k) => (next[i] = added.sums[k]));
+  return { sums: next, probe: added.check };
 }
 
 /**

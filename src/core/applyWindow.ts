@@ -41,6 +41,11 @@ export interface ApplyWindowArgs {
   sums: (tf.Tensor | null)[];
   /** Samples (or units, or counts) the window holds: the sums are divided by it. */
   weight: number;
+  /**
+   * The sums are the averages already (divided by `weight · 2^−scale` on the window's last
+   * micro-step, see `addContribution`): not divided again, and not disposed here.
+   */
+  averaged?: boolean;
   /** The sums are held times 2^−scale (the window's scale, see `windowScale`). */
   scale: number;
   /** Clip the averaged gradient to this global norm; null for no clipping. */
@@ -76,7 +81,10 @@ export interface WindowApplied {
  */
 export function applyWindow(args: ApplyWindowArgs): WindowApplied {
   const { optimizer, variables: order, sums, weight, clipNorm, maxNorm } = args;
-  const averaged = averageGradients(sums.filter((s): s is tf.Tensor => s !== null), weight, args.scale);
+  const present = sums.filter((s): s is tf.Tensor => s !== null);
+  const averaged = args.averaged === true ? present : averageGradients(present, weight, args.scale);
+  // The caller's tensors stay the caller's to dispose.
+  const release = (ts: tf.Tensor[]) => tf.dispose(args.averaged === true ? ts.filter((t) => !present.includes(t)) : ts);
   let gradientNorm: number | null = null;
   if (clipNorm !== null || maxNorm !== null || args.measureNorm) {
     const factors = tidy(() => {
@@ -88,11 +96,11 @@ export function applyWindow(args: ApplyWindowArgs): WindowApplied {
     gradientNorm = maxAbs * scaledNorm; // in float64: finite for every finite gradient
   }
   if (maxNorm !== null && (gradientNorm as number) > maxNorm) {
-    tf.dispose(averaged);
+    release(averaged);
     return { applied: false, gradientNorm };
   }
   const gradients = clipNorm === null ? averaged : tidy(() => clipByGlobalNorm(averaged, clipNorm).clipped);
-  if (gradients !== averaged) tf.dispose(averaged);
+  if (gradients !== averaged) release(averaged);
   const named: tf.NamedTensorMap = {};
   let k = 0;
   // Every known variable, in a fixed order: tfjs optimizers keep their slots by position.
@@ -128,7 +136,7 @@ export function applyWindow(args: ApplyWindowArgs): WindowApplied {
     if (args.learningRate !== null && previousRate !== null) setLearningRate(args.owner, optimizer, previousRate);
     throw error;
   } finally {
-    tf.dispose(gradients);
+    release(gradients);
   }
   snapshot.release();
   return { applied: true, gradientNorm };

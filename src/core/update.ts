@@ -115,7 +115,18 @@ export function addContribution(config: UpdateConfig, state: HeldState, c: Contr
   // dropped and it is not updated. One handed over for the first time in this window starts
   // from its own gradient, so stale accumulators are never read and never need zeroing.
   const carried = order.map((v, i) => (gradientOf.has(v.name) && touched.has(v.name) ? slots[i].accumulator : null));
-  const read = sumAndRead(carried, order.map((v) => gradientOf.get(v.name) ?? null), c.factor, c.meanLoss, c.countTensor, c.count);
+  const gradients = order.map((v) => gradientOf.get(v.name) ?? null);
+  // A finite contribution that completes the window with a count known here gets its sums back
+  // divided already (the one division, bit for bit): no pass over every sum after it. Nothing
+  // is written to the accumulators on this micro-step, so a failure still changes nothing.
+  const divisor = before.window.weight + c.count;
+  const averaged =
+    before.window.microBatches + c.microBatches >= size &&
+    c.countTensor === null &&
+    !before.window.poisoned &&
+    divisor > 0 &&
+    carried.every((s, i) => s === null || gradients[i] !== null);
+  const read = sumAndRead(carried, gradients, c.factor, c.meanLoss, c.countTensor, c.count, averaged ? divisor * 2 ** -before.window.scale : null);
   const { sums } = read;
   try {
     const count = c.countTensor === null ? c.count : read.count;
@@ -136,7 +147,7 @@ export function addContribution(config: UpdateConfig, state: HeldState, c: Contr
     w.touched = order.filter((_, i) => sums[i] !== null).map((v) => v.name);
     w.lossSum = lossSum === null || w.lossSum === null ? null : w.lossSum + lossSum;
     if (w.microBatches < size) return { state: { core: next, slots: writeSums(slots, order, sums) }, outcome: outcome(w, STILL_OPEN) };
-    const closed = closeWindow(config, { core: next, slots }, order, sums);
+    const closed = closeWindow(config, { core: next, slots }, order, sums, averaged);
     return { state: closed.state, outcome: outcome(w, closed.end) };
   } finally {
     tf.dispose(sums.filter((s, i): s is tf.Tensor => s !== null && s !== carried[i]));
@@ -155,12 +166,21 @@ export function sumAndRead(
   meanLoss: tf.Scalar | null,
   countTensor: tf.Scalar | null,
   count: number,
+  divisor: number | null = null,
 ): { sums: (tf.Tensor | null)[]; loss: number; probe: number; count: number } {
-  const added = addIntoSums(sums, gradients, factor);
+  const added = addIntoSums(sums, gradients, factor, divisor);
   try {
-    const check = tf.tidy(() => tf.stack([meanLoss ?? tf.scalar(0), added.probe, countTensor ?? tf.scalar(count)]));
-    const [loss, probe, readCount] = check.dataSync();
-    check.dispose();
+    // Only the scalars that exist are read: stand-ins for the others and the stack were up to
+    // three more tfjs ops per micro-step. A count known on the host reads back as the float32
+    // it became on the device before.
+    const read = [meanLoss, added.probe, countTensor].filter((t): t is tf.Scalar => t !== null);
+    const check = read.length === 1 ? read[0] : tf.tidy(() => tf.stack(read));
+    const values = check.dataSync();
+    if (check !== added.probe) check.dispose();
+    let k = 0;
+    const loss = meanLoss === null ? 0 : values[k++];
+    const probe = values[k++];
+    const readCount = countTensor === null ? Math.fround(count) : values[k];
     return { sums: added.sums, loss, probe, count: readCount };
   } catch (error) {
     tf.dispose(added.sums.filter((s, i): s is tf.Tensor => s !== null && s !== sums[i]));
@@ -229,14 +249,14 @@ function writeSums(slots: readonly Slot[], order: tf.Variable[], sums: (tf.Tenso
  * `order` and the averages the update started; if the update throws, it has restored the
  * optimizer, the weights and the averages, and nothing is to be committed.
  */
-export function closeWindow(config: UpdateConfig, state: HeldState, order: tf.Variable[], sums: (tf.Tensor | null)[]): { state: HeldState; end: WindowEnd } {
+export function closeWindow(config: UpdateConfig, state: HeldState, order: tf.Variable[], sums: (tf.Tensor | null)[], averaged = false): { state: HeldState; end: WindowEnd } {
   const { slots, core: next } = state;
   const w = next.window;
   if (w.poisoned || w.weight === 0) return { state: { core: closedCore(next, 'dropped'), slots }, end: { applied: false, skipped: 'window', gradientNorm: null } };
   const { optimizer, clipNorm, skipLargeUpdates: skip, ema, weightDecay } = config.options;
   const { rate, maxNorm } = updateSettings(config.owner, config.options, next);
   const shadows = order.map((_, i) => slots[i]?.ema ?? null);
-  const applied = applyWindow({ optimizer, variables: order, sums, weight: w.weight, scale: w.scale, clipNorm, maxNorm, measureNorm: skip !== null, learningRate: rate, weightDecay, ema: ema === null ? null : { decay: ema.decay, shadows }, owner: config.owner });
+  const applied = applyWindow({ optimizer, variables: order, sums, weight: w.weight, averaged, scale: w.scale, clipNorm, maxNorm, measureNorm: skip !== null, learningRate: rate, weightDecay, ema: ema === null ? null : { decay: ema.decay, shadows }, owner: config.owner });
   // Averages missing so far start from the weights after this update (see ema.ts).
   const averages = ema !== null && applied.applied ? startAverages(order, shadows) : shadows;
   const closed = order.map((variable, i) => ({ variable, accumulator: slots[i]?.accumulator ?? null, ema: averages[i] }));

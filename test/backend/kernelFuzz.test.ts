@@ -44,6 +44,7 @@ const FAMILIES: [Family<never>, number][] = [
   [elementwise.relu, 40],
   [elementwise.identity, 40],
   [elementwise.addCheckedFamily, 40],
+  [elementwise.addCheckedAllFamily, 40],
   [reductions.sumMean, 60],
   [reductions.sumMeanGradients, 40],
   [batchNorm.batchNorm, 50],

@@ -2,50 +2,59 @@ import * as tf from '@tensorflow/tfjs';
 import { CpuBackend, cpuValues } from './cpuData';
 import { KernelArgs, KernelFn, KernelPatch } from './registry';
 import { heapF32, sizeOf, WasmBackend } from './wasmHeap';
-import { simdKernels } from './wasmSimd';
-import { ADD_CHECKED } from '../../core/addChecked';
+import { SimdKernels, simdKernels } from './wasmSimd';
+import { ADD_CHECKED, ADD_CHECKED_ALL } from '../../core/addChecked';
 
 /**
- * The one-pass kernels behind `addChecked` (src/core/addChecked.ts), registered by `installFastKernels`
- * under the name the core looks up.
+ * The one-pass kernels behind `addChecked` and `addCheckedAll` (src/core/addChecked.ts),
+ * registered by `installFastKernels` under the names the core looks up.
  */
 
-/** The finiteness check of the elements past the last whole SIMD vector, and of the cpu path. */
-function scalarLoop(sum: Float32Array | null, gradient: Float32Array, out: Float32Array, from: number, weight: number): number {
+/**
+ * The elements past the SIMD loop's last whole iteration, and the whole cpu path. With a
+ * divisor, `out` gets each new sum divided by it; the check is of the undivided sums.
+ */
+function scalarLoop(sum: Float32Array | null, gradient: Float32Array, out: Float32Array, from: number, weight: number, divisor: number | null = null): number {
   let bad = 0;
-  // tfjs makes the weight a float32 scalar before multiplying.
+  // tfjs makes the weight and the divisor float32 scalars before using them.
   const w = Math.fround(weight);
+  const d = divisor === null ? 1 : Math.fround(divisor);
   for (let i = from; i < gradient.length; i++) {
     // fround twice: a float32 multiply, then a float32 add (each exact in double, then rounded).
     const product = w === 1 ? gradient[i] : Math.fround(gradient[i] * w);
     const value = sum === null ? product : Math.fround(sum[i] + product);
-    out[i] = value;
+    // A double quotient of two floats rounds to the float32 quotient: 53 ≥ 2·24 + 2 bits.
+    out[i] = divisor === null ? value : value / d;
     bad += value - value;
   }
   return bad;
+}
+
+/** One sum on the wasm heap, its output already allocated; returns its check. */
+function addOnHeap(backend: WasmBackend, simd: SimdKernels | null, sum: tf.TensorInfo | undefined, gradient: tf.TensorInfo, out: tf.TensorInfo, weight: number, divisor: number | null = null): number {
+  const g = heapF32(backend, gradient);
+  const s = sum ? heapF32(backend, sum) : null;
+  const o = heapF32(backend, out);
+  const n = g.length;
+  // The SIMD loop takes 16 floats an iteration; the scalar loop finishes the rest.
+  const whole = simd ? n - (n % 16) : 0;
+  let bad = 0;
+  if (simd && whole > 0) {
+    const [sp, gp, op, bytes] = [s?.byteOffset ?? 0, g.byteOffset, o.byteOffset, 4 * whole];
+    if (divisor === null) bad = s ? simd.addChecked(sp, gp, op, bytes, weight) : simd.scaleChecked(gp, op, bytes, weight);
+    else bad = s ? simd.addCheckedDiv(sp, gp, op, bytes, weight, divisor) : simd.scaleCheckedDiv(gp, op, bytes, weight, divisor);
+  }
+  return bad + scalarLoop(s, g, o, whole, weight, divisor);
 }
 
 function addCheckedWasm(): KernelFn {
   return (args: KernelArgs) => {
     const backend = args.backend as WasmBackend;
     const { sum, gradient } = args.inputs as { sum?: tf.TensorInfo; gradient: tf.TensorInfo };
-    const weight = (args.attrs as { weight: number }).weight;
     const out = backend.makeOutput(gradient.shape, 'float32');
     const check = backend.makeOutput([], 'float32');
     // Views after the last allocation: a growing heap detaches older ones.
-    const g = heapF32(backend, gradient);
-    const s = sum ? heapF32(backend, sum) : null;
-    const o = heapF32(backend, out);
-    const simd = simdKernels(backend);
-    const n = sizeOf(gradient.shape);
-    const whole = simd ? n - (n % 4) : 0;
-    let bad = 0;
-    if (simd && whole > 0) {
-      bad = s
-        ? simd.addChecked(s.byteOffset, g.byteOffset, o.byteOffset, 4 * whole, weight)
-        : simd.scaleChecked(g.byteOffset, o.byteOffset, 4 * whole, weight);
-    }
-    bad += scalarLoop(s, g, o, whole, weight);
+    const bad = addOnHeap(backend, simdKernels(backend), sum, gradient, out, (args.attrs as { weight: number }).weight);
     heapF32(backend, check)[0] = bad;
     return [out, check];
   };
@@ -62,8 +71,52 @@ function addCheckedCpu(): KernelFn {
   };
 }
 
-/** The patches of this file: a new kernel, so there is no stock one to fall back to. */
+/** The inputs of `addCheckedAll`'s kernel: `g<i>` for every gradient, `s<i>` where it has a running sum. */
+function inputsOfAll(args: KernelArgs): { sums: (tf.TensorInfo | undefined)[]; gradients: tf.TensorInfo[]; weight: number; divisor: number | null } {
+  const { count, weight, divide, divisor } = args.attrs as { count: number; weight: number; divide: boolean; divisor: number };
+  const gradients: tf.TensorInfo[] = [];
+  const sums: (tf.TensorInfo | undefined)[] = [];
+  for (let i = 0; i < count; i++) {
+    gradients.push(args.inputs[`g${i}`] as tf.TensorInfo);
+    sums.push(args.inputs[`s${i}`]);
+  }
+  return { sums, gradients, weight, divisor: divide ? divisor : null };
+}
+
+function addCheckedAllWasm(): KernelFn {
+  return (args: KernelArgs) => {
+    const backend = args.backend as WasmBackend;
+    const { sums, gradients, weight, divisor } = inputsOfAll(args);
+    const outs = gradients.map((g) => backend.makeOutput(g.shape, 'float32'));
+    const check = backend.makeOutput([], 'float32');
+    // Views after the last allocation: a growing heap detaches older ones.
+    const simd = simdKernels(backend);
+    let bad = 0;
+    gradients.forEach((g, i) => (bad += addOnHeap(backend, simd, sums[i], g, outs[i], weight, divisor)));
+    heapF32(backend, check)[0] = bad;
+    return [...outs, check];
+  };
+}
+
+function addCheckedAllCpu(): KernelFn {
+  return (args: KernelArgs) => {
+    const backend = args.backend as CpuBackend;
+    const { sums, gradients, weight, divisor } = inputsOfAll(args);
+    let bad = 0;
+    const outs = gradients.map((g, i) => {
+      const out = new Float32Array(sizeOf(g.shape));
+      const s = sums[i];
+      bad += scalarLoop(s ? cpuValues(backend, s) : null, cpuValues(backend, g), out, 0, weight, divisor);
+      return backend.makeTensorInfo(g.shape, 'float32', out);
+    });
+    return [...outs, backend.makeTensorInfo([], 'float32', new Float32Array([bad]))];
+  };
+}
+
+/** The patches of this file: new kernels, so there is no stock one to fall back to. */
 export const addCheckedPatches: KernelPatch[] = [
   { kernelName: ADD_CHECKED, backendName: 'wasm', description: "an accumulator's add and finiteness check in one WebAssembly SIMD pass", build: addCheckedWasm },
   { kernelName: ADD_CHECKED, backendName: 'cpu', description: "an accumulator's add and finiteness check in one JS pass", build: addCheckedCpu },
+  { kernelName: ADD_CHECKED_ALL, backendName: 'wasm', description: "an accumulator's micro-step, every variable's add and one finiteness check, in one kernel call of WebAssembly SIMD passes", build: addCheckedAllWasm },
+  { kernelName: ADD_CHECKED_ALL, backendName: 'cpu', description: "an accumulator's micro-step, every variable's add and one finiteness check, in one kernel call of JS passes", build: addCheckedAllCpu },
 ];

@@ -64,6 +64,7 @@ export const PROMOTE_LOW = simd(0x5f);
 export const F32_ADD = simd(0xe4);
 export const F32_SUB = simd(0xe5);
 export const F32_MUL = simd(0xe6);
+export const F32_DIV = simd(0xe7);
 export const F64_ADD = simd(0xf0);
 export const F64_SUB = simd(0xf1);
 export const F64_MUL = simd(0xf2);

@@ -12,6 +12,7 @@ import {
   F32_ADD,
   F32_GT,
   F32_MUL,
+  F32_DIV,
   F32_SUB,
   F64_ADD,
   F64_MUL,
@@ -74,13 +75,17 @@ export interface SimdKernels {
    */
   batchNormGradSums(x: number, dy: number, scratch: number, rows: number, channelBytes: number): void;
   /**
-   * `out[i] = sum[i] + gradient[i]·weight` over `bytes` (a multiple of 16), rounding as a float32
+   * `out[i] = sum[i] + gradient[i]·weight` over `bytes` (a multiple of 64), rounding as a float32
    * multiply then add; returns Σ (out[i] − out[i]), which is 0 when every `out[i]` is finite and
    * NaN otherwise (∞ − ∞ and NaN − NaN are NaN, x − x is exactly 0 for finite x).
    */
   addChecked(sum: number, gradient: number, out: number, bytes: number, weight: number): number;
   /** The same without a running sum: `out[i] = gradient[i]·weight`, and its finiteness check. */
   scaleChecked(gradient: number, out: number, bytes: number, weight: number): number;
+  /** `addChecked` writing each new sum divided by `divisor` (a float32 division); the check is of the undivided sums. */
+  addCheckedDiv(sum: number, gradient: number, out: number, bytes: number, weight: number, divisor: number): number;
+  /** `scaleChecked` writing each value divided by `divisor`; the check is of the undivided values. */
+  scaleCheckedDiv(gradient: number, out: number, bytes: number, weight: number, divisor: number): number;
 }
 
 /** affine(x, y, params, rows, cb): locals end=5, j=6, p1=7, p2=8. */
@@ -223,32 +228,51 @@ function batchNormGradSumsFn(): Fn {
 }
 
 /**
- * addChecked(sum, gradient, out, bytes, weight: f32) -> f32, or without `sum` scaleChecked.
- * i32 locals: i; v128 locals: w, o, bad.
+ * addChecked(sum, gradient, out, bytes, weight: f32) -> f32, or without `sum` scaleChecked, and
+ * with `divide` the same with a last f32 parameter, the divisor (addCheckedDiv, scaleCheckedDiv);
+ * `bytes` a multiple of 64. i32 locals: i; v128 locals: w, o, bad0..bad3, d.
+ *
+ * Four vectors per iteration, each with its own check: one check register would chain every
+ * iteration on the latency of a float add (about 1.3 floats a cycle, measured the bound of the
+ * one-vector loop). The order the checks are added in cannot matter: each is 0 or NaN.
  */
-function checkedFn(withSum: boolean): Fn {
+function checkedFn(withSum: boolean, divide = false): Fn {
   const [sum, gradient, out, bytes, weight] = withSum ? [0, 1, 2, 3, 4] : [-1, 0, 1, 2, 3];
-  const first = withSum ? 5 : 4;
-  const [i, w, o, bad] = [first, first + 1, first + 2, first + 3];
-  const product = [...get(gradient), ...get(i), ADD, ...load(), ...get(w), ...F32_MUL];
-  const lane = (n: number) => [...get(bad), ...EXTRACT_LANE(n)];
+  const divisor = weight + 1;
+  const first = divide ? divisor + 1 : divisor;
+  const [i, w, o] = [first, first + 1, first + 2];
+  const bad = [first + 3, first + 4, first + 5, first + 6];
+  const d = first + 7;
+  const product = (at: number) => [...get(gradient), ...get(i), ADD, ...load(at), ...get(w), ...F32_MUL];
+  const vector = (k: number) => {
+    const at = 16 * k;
+    return [
+      ...get(out), ...get(i), ADD,
+      ...(withSum ? [...get(sum), ...get(i), ADD, ...load(at), ...product(at), ...F32_ADD] : product(at)), ...tee(o),
+      ...(divide ? [...get(d), ...F32_DIV] : []),
+      ...store(at),
+      ...get(bad[k]), ...get(o), ...get(o), ...F32_SUB, ...F32_ADD, ...set(bad[k]),
+    ];
+  };
+  const lane = (n: number) => [...get(bad[0]), ...EXTRACT_LANE(n)];
+  const params = withSum ? [I32, I32, I32, I32, F32] : [I32, I32, I32, F32];
   return {
-    name: withSum ? 'addChecked' : 'scaleChecked',
-    params: withSum ? 5 : 4,
-    paramTypes: withSum ? [I32, I32, I32, I32, F32] : [I32, I32, I32, F32],
+    name: `${withSum ? 'addChecked' : 'scaleChecked'}${divide ? 'Div' : ''}`,
+    params: params.length + (divide ? 1 : 0),
+    paramTypes: divide ? [...params, F32] : params,
     result: F32,
-    locals: [[1, I32], [3, V128]],
+    locals: [[1, I32], [divide ? 7 : 6, V128]],
     body: [
       ...get(weight), ...F32X4_SPLAT, ...set(w),
+      ...(divide ? [...get(divisor), ...F32X4_SPLAT, ...set(d)] : []),
       ...BLOCK,
       ...get(bytes), 0x45 /* i32.eqz */, ...brIf(0),
       ...LOOP,
-      ...(withSum ? [...get(sum), ...get(i), ADD, ...load(), ...product, ...F32_ADD] : product), ...set(o),
-      ...get(out), ...get(i), ADD, ...get(o), ...store(),
-      ...get(bad), ...get(o), ...get(o), ...F32_SUB, ...F32_ADD, ...set(bad),
-      ...get(i), ...i32(16), ADD, ...tee(i), ...get(bytes), LT_U, ...brIf(0),
+      ...vector(0), ...vector(1), ...vector(2), ...vector(3),
+      ...get(i), ...i32(64), ADD, ...tee(i), ...get(bytes), LT_U, ...brIf(0),
       END,
       END,
+      ...get(bad[0]), ...get(bad[1]), ...F32_ADD, ...get(bad[2]), ...F32_ADD, ...get(bad[3]), ...F32_ADD, ...set(bad[0]),
       ...lane(0), ...lane(1), F32_SCALAR_ADD, ...lane(2), F32_SCALAR_ADD, ...lane(3), F32_SCALAR_ADD,
     ],
   };
@@ -256,7 +280,7 @@ function checkedFn(withSum: boolean): Fn {
 
 /** The module's bytes: imports `env.memory`, exports the functions of {@link SimdKernels}. */
 export function simdModuleBytes(): Uint8Array {
-  return moduleBytes([affineFn(), maxPoolGradFn(), batchNormGradSumsFn(), checkedFn(true), checkedFn(false)], { import: true });
+  return moduleBytes([affineFn(), maxPoolGradFn(), batchNormGradSumsFn(), checkedFn(true), checkedFn(false), checkedFn(true, true), checkedFn(false, true)], { import: true });
 }
 
 const instances = new WeakMap<WebAssembly.Memory, SimdKernels | null>();

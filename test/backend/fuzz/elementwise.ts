@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import fc from 'fast-check';
-import { addChecked } from '../../../src/core/addChecked';
+import { addChecked, addCheckedAll } from '../../../src/core/addChecked';
 import { randomValues } from '../../helpers/kernelParity';
 import { dim, dims, Family } from './harness';
 
@@ -125,18 +125,74 @@ export const identity: Family<CopyCase> = {
 interface AddCheckedCase extends UnaryCase {
   withSum: boolean;
   weight: number;
+  /**
+   * One non-finite value among finite ones, at `at` modulo the size: the SIMD loop keeps a
+   * separate check per vector of an iteration, and a lone value shows whether each one reaches
+   * the result (`specials` put one in every third element, so one lane alone never decides).
+   */
+  lone: { at: number; value: number } | null;
 }
 
 export const addCheckedFamily: Family<AddCheckedCase> = {
   name: 'addChecked (the accumulator kernel TfjsAccumulateAddChecked)',
   kernels: ['TfjsAccumulateAddChecked'],
   cases: fc
-    .record({ x: shapeArb(4, 9), values: fc.constantFrom<Values>('random', 'specials'), withSum: fc.boolean(), weight: fc.oneof(fc.constant(1), fc.double({ min: -4, max: 4, noNaN: true })), seed: fc.integer({ min: 1, max: 1e6 }) }),
-  describe: (c) => `gradient ${dims(c.x)} (${c.values} values) ${c.withSum ? 'onto a sum' : 'no sum'} weight ${c.weight}`,
+    .record({
+      x: shapeArb(4, 9),
+      values: fc.constantFrom<Values>('random', 'specials'),
+      withSum: fc.boolean(),
+      weight: fc.oneof(fc.constant(1), fc.double({ min: -4, max: 4, noNaN: true })),
+      seed: fc.integer({ min: 1, max: 1e6 }),
+      lone: fc.option(fc.record({ at: fc.nat(), value: fc.constantFrom(Infinity, -Infinity, NaN) }), { nil: null }),
+    }),
+  describe: (c) => `gradient ${dims(c.x)} (${c.values} values${c.lone ? `, ${c.lone.value} at ${c.lone.at}` : ''}) ${c.withSum ? 'onto a sum' : 'no sum'} weight ${c.weight}`,
   run: (c) => {
-    const { sum, check } = addChecked(c.withSum ? tensorOf(c.x, c.seed + 1) : null, tensorOf(c.x, c.seed, c.values), c.weight);
+    const size = c.x.reduce((a, b) => a * b, 1);
+    const values = valuesOf(size, c.seed, c.values);
+    if (c.lone && size > 0) values[c.lone.at % size] = c.lone.value;
+    const { sum, check } = addChecked(c.withSum ? tensorOf(c.x, c.seed + 1) : null, tf.tensor(values, c.x), c.weight);
     // The check is 0 or NaN; its sign is not part of the contract.
     return [sum, tf.abs(check)];
+  },
+  tolerance: 0,
+};
+
+interface AddCheckedAllCase {
+  /** One entry per variable of the micro-step: its gradient's shape, whether it has a running sum, a lone non-finite value. */
+  parts: { x: number[]; withSum: boolean; lone: { at: number; value: number } | null }[];
+  values: Values;
+  weight: number;
+  /** The window's divisor on its last micro-step (sums come back divided), or null. */
+  divisor: number | null;
+  seed: number;
+}
+
+export const addCheckedAllFamily: Family<AddCheckedAllCase> = {
+  name: "addCheckedAll (a micro-step's every variable in one kernel, TfjsAccumulateAddCheckedAll)",
+  kernels: ['TfjsAccumulateAddCheckedAll'],
+  cases: fc.record({
+    parts: fc.array(
+      fc.record({ x: shapeArb(3, 40), withSum: fc.boolean(), lone: fc.option(fc.record({ at: fc.nat(), value: fc.constantFrom(Infinity, -Infinity, NaN) }), { nil: null, freq: 4 }) }),
+      { minLength: 1, maxLength: 6 },
+    ),
+    values: fc.constantFrom<Values>('random', 'specials'),
+    weight: fc.oneof(fc.constant(1), fc.constant(0.25), fc.double({ min: -4, max: 4, noNaN: true })),
+    divisor: fc.option(fc.oneof(fc.constant(16), fc.constant(3), fc.double({ min: 1e-3, max: 1e4, noNaN: true })), { nil: null }),
+    seed: fc.integer({ min: 1, max: 1e6 }),
+  }),
+  describe: (c) =>
+    `${c.parts.map((p) => `${dims(p.x)}${p.withSum ? ' onto a sum' : ''}${p.lone ? ` (${p.lone.value} at ${p.lone.at})` : ''}`).join(', ')} (${c.values} values) weight ${c.weight}${c.divisor === null ? '' : ` divided by ${c.divisor}`}`,
+  run: (c) => {
+    const gradients = c.parts.map((p, i) => {
+      const size = p.x.reduce((a, b) => a * b, 1);
+      const values = valuesOf(size, c.seed + 7 * i, c.values);
+      if (p.lone && size > 0) values[p.lone.at % size] = p.lone.value;
+      return tf.tensor(values, p.x);
+    });
+    const sums = c.parts.map((p, i) => (p.withSum ? tensorOf(p.x, c.seed + 7 * i + 1) : null));
+    const { sums: out, check } = addCheckedAll(sums, gradients, c.weight, c.divisor);
+    // The check is 0 or NaN; its sign is not part of the contract.
+    return [...out, tf.abs(check)];
   },
   tolerance: 0,
 };

@@ -2,6 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { addChecked, ADD_CHECKED, uninstallFastKernels } from '../../../src/backend/kernels';
+import { addCheckedAll, ADD_CHECKED_ALL } from '../../../src/core/addChecked';
 import { expectNoLeak, FAST_BACKENDS, randomTensor, useBackend } from '../../helpers/kernelParity';
 
 /** The ops the kernel replaces, as an accumulator wrote them. */
@@ -88,6 +89,79 @@ test('addChecked leaks no tensor on any backend', async () => {
       });
       tf.dispose([sum, gradient]);
     }
+  }
+  uninstallFastKernels();
+});
+
+test('addCheckedAll gives each variable the sum addChecked gives, one check for all, and leaks nothing', async () => {
+  const shapes = [[784, 256], [256], [10, 7], [3], []];
+  for (const backend of FAST_BACKENDS) {
+    for (const fast of [true, false]) {
+      await useBackend(backend, fast);
+      assert.equal(tf.getKernel(ADD_CHECKED_ALL, backend) !== undefined, fast, 'the kernel is there exactly when installed');
+      const gradients = shapes.map((shape, i) => randomTensor(shape, 200 + i));
+      // Every other variable has a running sum; the first micro-step of a newcomer has none.
+      const sums = shapes.map((shape, i) => (i % 2 === 0 ? randomTensor(shape, 300 + i) : null));
+      for (const weight of [1, 0.37]) {
+        const label = `${backend}${fast ? ' + kernels' : ''} weight ${weight}`;
+        const all = addCheckedAll(sums, gradients, weight);
+        gradients.forEach((g, i) => {
+          const one = addChecked(sums[i], g, weight);
+          assert.deepEqual(all.sums[i].shape, g.shape, label);
+          assert.deepEqual(all.sums[i].dataSync(), one.sum.dataSync(), `${label}: variable ${i}`);
+          tf.dispose([one.sum, one.check]);
+        });
+        assert.equal(all.check.dataSync()[0], 0, `${label}: finite`);
+        tf.dispose([...all.sums, all.check]);
+      }
+      // A non-finite value in the last variable alone makes the one check NaN.
+      const last = tf.tensor1d([1, 2, Infinity]);
+      const poisoned = addCheckedAll([...sums, null], [...gradients, last]);
+      assert.ok(Number.isNaN(poisoned.check.dataSync()[0]), `${backend}${fast ? ' + kernels' : ''}: the last variable's infinity`);
+      tf.dispose([...poisoned.sums, poisoned.check, last]);
+      await expectNoLeak('addCheckedAll', async () => {
+        const a = addCheckedAll(sums, gradients, 0.5);
+        await a.check.data();
+        tf.dispose([...a.sums, a.check]);
+      });
+      tf.dispose([...gradients, ...sums.filter((s): s is tf.Tensor => s !== null)]);
+    }
+  }
+  uninstallFastKernels();
+});
+
+test("a window's last micro-step divides in the kernel, bit for bit what the division after it gives, and leaks nothing", async () => {
+  const { GradientAccumulator } = await import('../../../src/core/gradientAccumulator');
+  const shapes = [[300, 7], [7], [5, 3, 2]];
+  // Uneven micro-batches: the divisor (3 + 5 + 7) · 2^−scale is not a power of two.
+  const samples = [3, 5, 7];
+  const train = (): Float32Array[] => {
+    const vars = shapes.map((shape, i) => tf.variable(randomTensor(shape, 400 + i), true, `fold${i}_${Math.random()}`));
+    const accumulator = new GradientAccumulator({ optimizer: tf.train.sgd(0.1), accumulationSteps: 3, varList: vars });
+    const counts: number[] = [];
+    // Two windows: the first makes the accumulators, the second must leave as many tensors as it found.
+    for (const window of [0, 1]) {
+      for (const [k, n] of samples.entries()) {
+        const grads: tf.NamedTensorMap = {};
+        vars.forEach((v, i) => (grads[v.name] = randomTensor(v.shape, 500 + 10 * k + 100 * window + i)));
+        const result = accumulator.addGradients(grads, n);
+        assert.equal(result.applied, k === samples.length - 1);
+        tf.dispose(Object.values(grads));
+      }
+      counts.push(tf.memory().numTensors);
+    }
+    assert.equal(counts[1], counts[0], 'a window leaves as many tensors as it found');
+    const weights = vars.map((v) => Float32Array.from(v.dataSync()));
+    accumulator.dispose();
+    tf.dispose(vars);
+    return weights;
+  };
+  for (const backend of FAST_BACKENDS) {
+    await useBackend(backend, false);
+    const stock = train();
+    await useBackend(backend, true);
+    const fused = train();
+    fused.forEach((w, i) => assert.deepEqual(w, stock[i], `${backend}: variable ${i}`));
   }
   uninstallFastKernels();
 });
