@@ -48,9 +48,10 @@ export interface RunGraphArgs {
   /** Where the live output goes, a line at a time, each line prefixed with its part's name. Default: this process's stdout. */
   write?: (text: string) => void;
   /**
-   * Parts running at once. Default 3: on CI's 2 cores most parts after the build wait for
-   * kernels, pages and servers much of the time, so a third part fills the gaps; more only adds
-   * switching.
+   * Parts running at once. Default 4: on CI's 2 cores the front ends wait for kernels, pages
+   * and servers much of the time. With 3, an idle run kept both cores busy while the runner and
+   * test:unit ran (1.9 cores), then only 1.1 on average once the front ends were left (run J,
+   * docs/testing.md), and the longest front end started last.
    */
   slots?: number;
 }
@@ -205,7 +206,7 @@ export function graphProblems(parts: Part[], needs: Record<string, string[]>): s
 export async function runGraph(parts: Part[], needs: Record<string, string[]>, args: RunGraphArgs): Promise<PartResult[]> {
   const problems = graphProblems(parts, needs);
   if (problems.length > 0) throw new PartOrderError(`the parts of npm test break their order:\n${problems.join('\n')}`);
-  const slots = args.slots ?? 3;
+  const slots = args.slots ?? 4;
   if (!Number.isInteger(slots) || slots < 1) throw new RangeError(`runGraph: slots must be an integer >= 1, got ${String(slots)}`);
   const write = args.write ?? ((t: string) => void process.stdout.write(t));
   const results = new Map<string, PartResult>();
