@@ -104,7 +104,11 @@ export class TslabKernel implements Kernel {
   }
 
   private send(msg: ToChild): void {
-    if (this.child.connected) this.child.send(msg);
+    // A child that died (a cell's timeout killed it, or it crashed) can still look connected
+    // until its exit is processed; the write then fails with EPIPE. With a callback the failure
+    // comes here instead of as an 'error' event nobody handles, which crashed the runner (once,
+    // on a loaded machine); the exit event reports why the kernel is gone.
+    if (this.child.connected) this.child.send(msg, (error) => error && this.rawLog.push(`(not sent to the kernel: ${error.message})\n`));
   }
 }
 

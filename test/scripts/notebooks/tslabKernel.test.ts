@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
+import type { ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -62,5 +63,32 @@ describe('TslabKernel', { skip: process.platform !== 'linux' && 'reads /proc' },
     kernel.kill();
     assert.equal(await exit, 'the kernel process exited (SIGKILL)');
     assert.equal(kernel.exited, true);
+  });
+
+  it('shuts down a kernel whose channel fails to write (EPIPE), without an unhandled error', async () => {
+    const kernel = new TslabKernel(dir);
+    await kernel.ready(120_000);
+    // A child that died can look connected until Node sees its exit; a write then fails with
+    // EPIPE (it crashed the runner once, on a loaded machine, from shutdown's send). Node reports
+    // such a failure to send's callback, or with no callback as an 'error' event on the child:
+    // this channel fails every write that way.
+    const child = (kernel as unknown as { child: ChildProcess }).child;
+    const epipe = Object.assign(new Error('write EPIPE'), { code: 'EPIPE' });
+    child.send = ((_msg: unknown, callback?: (e: Error | null) => void) => {
+      process.nextTick(() => (callback ? callback(epipe) : child.emit('error', epipe)));
+      return false;
+    }) as ChildProcess['send'];
+    const errors: Error[] = [];
+    const catchError = (e: Error): void => void errors.push(e);
+    process.on('uncaughtException', catchError);
+    try {
+      await kernel.shutdown(500);
+      await sleep(100);
+    } finally {
+      process.off('uncaughtException', catchError);
+    }
+    assert.deepEqual(errors.map((e) => e.message), []);
+    assert.equal(kernel.exited, true, 'killed after its grace, as a kernel that does not answer');
+    assert.match(kernel.log(), /not sent to the kernel: write EPIPE/);
   });
 });
