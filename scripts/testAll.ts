@@ -15,7 +15,9 @@
  *   test:notebooks the runner on every notebook (sources must be committed clean)
  *   test:site      the static site export of the executed notebooks
  *   test:browser   the site in headless Chromium (console errors, one chart per Plotly output,
- *                  axe-core in light and dark, phone layout, search, Lighthouse mobile scores)
+ *                  axe-core in light and dark, phone layout, search)
+ *   test:lighthouse Lighthouse's mobile preset on one page of each kind: accessibility, best
+ *                  practices and SEO (its own part, so that it runs beside the browser tests)
  *   test:browser-lib the library in headless Chromium on WebGL, wasm and WebGPU (if usable), and
  *                  the site's "run it in your browser" blocks
  *   test:jupyter   Debian's `jupyter nbconvert --execute` with the tslab kernelspec: fixtures and
@@ -65,6 +67,7 @@ export const NEEDS: Record<string, string[]> = {
   'test:classic': ['test:site'],
   'test:deno': ['test:notebooks'],
   'test:browser': ['test:site'],
+  'test:lighthouse': ['test:site'],
   'test:browser-lib': ['test:site'],
   'test:jupyter': ['build', 'systemDeps'],
   'test:consumer': ['build', 'native:build'],
@@ -86,6 +89,7 @@ export const PARTS: Part[] = [
   npmRun('test:site'),
   npmRun('test:lab'),
   npmRun('test:browser'),
+  npmRun('test:lighthouse'),
   npmRun('test:classic'),
   npmRun('test:deno'),
   npmRun('test:browser-lib'),

@@ -1,6 +1,6 @@
 /**
  * Lighthouse (npm) on Debian's Chromium, through its node API: one Chromium with a DevTools port
- * for all pages, the default (mobile) preset, the four scored categories.
+ * for all pages, the default (mobile) preset, the scored categories asked for.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -9,14 +9,16 @@ import { CHROMIUM, CHROMIUM_FLAGS } from './site';
 import { HANG_MS } from './ceilings';
 
 export const CATEGORIES = ['performance', 'accessibility', 'best-practices', 'seo'] as const;
-export type Scores = Record<(typeof CATEGORIES)[number], number>;
+export type Category = (typeof CATEGORIES)[number];
+export type Scores = Partial<Record<Category, number>>;
 
-/** One page's result: the four scores (0–100) and the audits that lost points. */
+/** One page's result: the scores (0–100) of the categories run and the audits that lost points. */
 export interface LighthouseResult {
   url: string;
   scores: Scores;
   failing: string[];
-  metrics: { fcpMs: number; lcpMs: number; tbtMs: number; cls: number };
+  /** Lighthouse's page-load metrics; null when the performance category did not run. */
+  metrics: { fcpMs: number; lcpMs: number; tbtMs: number; cls: number } | null;
 }
 
 /** Chromium with a DevTools port, for Lighthouse to drive. */
@@ -41,16 +43,16 @@ export async function startChromium(profileDir: string): Promise<{ port: number;
   };
 }
 
-/** Runs Lighthouse's mobile preset on `url` in the Chromium at `port`. */
-export async function runLighthouse(url: string, port: number): Promise<LighthouseResult> {
+/** Runs Lighthouse's mobile preset on `url` in the Chromium at `port`, scoring `categories` (default all four). */
+export async function runLighthouse(url: string, port: number, categories: readonly Category[] = CATEGORIES): Promise<LighthouseResult> {
   const { default: lighthouse } = await import('lighthouse');
-  const result = await lighthouse(url, { port, logLevel: 'error', output: 'json', onlyCategories: [...CATEGORIES] });
+  const result = await lighthouse(url, { port, logLevel: 'error', output: 'json', onlyCategories: [...categories] });
   if (!result) throw new Error(`Lighthouse returned nothing for ${url}`);
   const lhr = result.lhr;
   if (lhr.runtimeError) throw new Error(`Lighthouse on ${url}: ${lhr.runtimeError.code} ${lhr.runtimeError.message}`);
-  const scores = Object.fromEntries(CATEGORIES.map((c) => [c, Math.round((lhr.categories[c]?.score ?? 0) * 100)])) as Scores;
+  const scores = Object.fromEntries(categories.map((c) => [c, Math.round((lhr.categories[c]?.score ?? 0) * 100)])) as Scores;
   const failing: string[] = [];
-  for (const c of CATEGORIES) {
+  for (const c of categories) {
     for (const ref of lhr.categories[c]?.auditRefs ?? []) {
       const audit = lhr.audits[ref.id];
       if (ref.weight > 0 && audit && audit.score !== null && audit.score < 1) failing.push(`${c}: ${ref.id} (${audit.displayValue ?? audit.score})`);
@@ -61,6 +63,6 @@ export async function runLighthouse(url: string, port: number): Promise<Lighthou
     url,
     scores,
     failing,
-    metrics: { fcpMs: num('first-contentful-paint'), lcpMs: num('largest-contentful-paint'), tbtMs: num('total-blocking-time'), cls: num('cumulative-layout-shift') },
+    metrics: categories.includes('performance') ? { fcpMs: num('first-contentful-paint'), lcpMs: num('largest-contentful-paint'), tbtMs: num('total-blocking-time'), cls: num('cumulative-layout-shift') } : null,
   };
 }
