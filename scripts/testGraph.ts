@@ -122,12 +122,16 @@ export function childCpuSeconds(times: string): number | null {
  */
 const withTimes = (command: string[]): string[] => ['bash', '-c', '"$@"; code=$?; times > "$TIMES_FILE"; exit $code', 'part', ...command];
 
+/** The time of day, UTC, to the second. */
+const clock = (): string => `${new Date().toISOString().slice(11, 19)} UTC`;
+
 /** Runs one part with its output shown live, each line prefixed with its name, and kept to read its counts. */
 function runPart(part: Part, write: (text: string) => void, cwd: string): Promise<PartResult> {
   const t0 = performance.now();
   const timesFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'npm-test-part-')), 'times');
   const out = lineWriter(`[${part.name}] `, write);
-  out.push(`\n===== ${part.name}: ${part.command.join(' ')}\n\n`);
+  // The clock on the first and last line: a log's timeline of which parts ran side by side.
+  out.push(`\n===== ${part.name}: ${part.command.join(' ')} (from ${clock()})\n\n`);
   return new Promise((resolve) => {
     let output = '';
     let settled = false;
@@ -141,7 +145,7 @@ function runPart(part: Part, write: (text: string) => void, cwd: string): Promis
       const cpuSeconds = fs.existsSync(timesFile) ? childCpuSeconds(fs.readFileSync(timesFile, 'utf8')) : null;
       fs.rmSync(path.dirname(timesFile), { recursive: true, force: true });
       const cpu = cpuSeconds === null ? '' : `, ${cpuSeconds.toFixed(1)} s of CPU`;
-      out.push(`\n===== ${part.name}: ${ok ? 'ok' : `FAILED (exit ${code})`} in ${seconds.toFixed(1)} s${cpu}\n`);
+      out.push(`\n===== ${part.name}: ${ok ? 'ok' : `FAILED (exit ${code})`} in ${seconds.toFixed(1)} s${cpu} (until ${clock()})\n`);
       out.end();
       resolve({ name: part.name, ok, code, seconds, cpuSeconds, passed: c?.passed ?? (ok ? 1 : 0), failed: c ? Math.max(c.failed, ok ? 0 : 1) : ok ? 0 : 1, failures: failureReport(output) });
     };
