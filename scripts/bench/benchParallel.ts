@@ -27,7 +27,8 @@ import { availableParallelism, cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { selectBackend } from '../../src/backend/index';
 import { ParallelMeasurement, ParallelWindowTiming, ProcessLimit, measureParallelWindow, measureProcessLimit } from '../../src/parallel/index';
-import { cnn, median, parallelRunRecord, recordModule, type RecordedParallelRun } from '../../src/tutorial/index';
+import { cnn, median, type RecordedParallelRun } from '../../src/tutorial/index';
+import { parallelRunRecord, recordModule, recordRefusal } from './parallelRecord';
 import { TorchPeer } from './benchPeer';
 
 const quick = process.argv.includes('--quick');
@@ -229,14 +230,6 @@ export async function benchParallel(options: { quick?: boolean; torch?: boolean 
     torchMs: torch.windowMs,
   });
   return { text: lines.join('\n'), json: { config: CONFIG, load, backend: env.backend, measurement, torch, limit }, record: recorded };
-}
-
-/** Why a run is not kept as chapter 8's record, or null when it may be: its 2-worker windows must have had two cores. */
-export function recordRefusal(run: RecordedParallelRun): string | null {
-  const two = run.trainers.find((t) => t.workers === 2 && t.sync === 'window');
-  if (!two) return 'the run has no 2-worker window to show';
-  if (two.coresUsed < 1.5) return `its 2-worker windows got ${two.coresUsed.toFixed(2)} cores (1.5 needed): run it again on an idle machine`;
-  return null;
 }
 
 async function main(): Promise<void> {

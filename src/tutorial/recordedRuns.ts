@@ -1,5 +1,3 @@
-import { argumentError } from '../core/errors';
-import type { ParallelMeasurement, ProcessLimit } from '../parallel/index';
 
 /**
  * Bench runs kept in the repository, for a chapter to show beside its own measurement. A page's
@@ -22,7 +20,7 @@ export interface RecordedTrainer {
   coresUsed: number;
 }
 
-/** A run of `scripts/bench/benchParallel.ts`, as {@link parallelRunRecord} keeps it. */
+/** A run of `scripts/bench/benchParallel.ts --record`, as scripts/bench/parallelRecord.ts keeps it. */
 export interface RecordedParallelRun {
   /** The command that made it, to run again. */
   command: string;
@@ -45,60 +43,4 @@ export interface RecordedParallelRun {
   processLimitSpeedup: number;
   /** PyTorch's window at as many threads as workers, ms; null when it did not run. */
   torchMs: number | null;
-}
-
-/** Options of {@link parallelRunRecord}: what the measurement itself does not say. */
-export interface ParallelRunRecordArgs {
-  /** The command line that ran the bench. Required. */
-  command: string;
-  /** When it started. Required. */
-  recordedAt: Date;
-  /** The processor's name and logical cores. Required. */
-  cpu: string;
-  cores: number;
-  /** The 1-minute load average at the start. Required. */
-  loadAverage: number;
-  /** The backend and a short name of the model. Required. */
-  backend: string;
-  model: string;
-  /** PyTorch's window, ms, or null. Default null. */
-  torchMs?: number | null;
-}
-
-/** The part of a bench run a chapter shows, from the bench's measurements. */
-export function parallelRunRecord(measurement: ParallelMeasurement, limit: ProcessLimit, args: ParallelRunRecordArgs): RecordedParallelRun {
-  const owner = 'parallelRunRecord';
-  if (typeof args?.command !== 'string' || args.command.trim() === '') throw argumentError(owner, 'command', 'the command line that ran the bench', args?.command);
-  if (!(args.recordedAt instanceof Date) || Number.isNaN(args.recordedAt.getTime())) throw argumentError(owner, 'recordedAt', 'a valid Date', args.recordedAt);
-  if (measurement.parallel.length === 0) throw argumentError(owner, 'measurement', 'a measurement with at least one parallel trainer', measurement.parallel);
-  return {
-    command: args.command,
-    recordedAt: args.recordedAt.toISOString(),
-    cpu: args.cpu,
-    cores: args.cores,
-    loadAverage: args.loadAverage,
-    backend: args.backend,
-    model: args.model,
-    accumulationSteps: measurement.accumulationSteps,
-    microBatchSize: measurement.microBatchSize,
-    singleThreadMs: measurement.singleThreadMs,
-    trainers: measurement.parallel.map((p) => ({ workers: p.workers, sync: p.sync, windowMs: p.windowMs, speedup: p.speedup, coresUsed: p.coresUsed })),
-    processLimitSpeedup: limit.speedup,
-    torchMs: args.torchMs ?? null,
-  };
-}
-
-/**
- * The module that holds a record (src/tutorial/recorded/parallelWindow.ts, which chapter 8 shows),
- * as `benchParallel.ts --record` writes it: a constant, so that every build of the library
- * (CommonJS, ESM, the browser) carries it without reading a file.
- */
-export function recordModule(record: RecordedParallelRun): string {
-  return [
-    "import type { RecordedParallelRun } from '../recordedRuns';",
-    '',
-    `// Written by \`${record.command}\`; run it again on an idle machine to replace it.`,
-    `export const RECORDED_PARALLEL_WINDOW: RecordedParallelRun = ${JSON.stringify(record, null, 2)};`,
-    '',
-  ].join('\n');
 }

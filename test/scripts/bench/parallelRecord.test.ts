@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import * as ts from 'typescript';
-import type { ParallelMeasurement, ProcessLimit } from '../../src/parallel/index';
-import { RECORDED_PARALLEL_WINDOW } from '../../src/tutorial/recorded/parallelWindow';
-import { parallelRunRecord, recordModule, type RecordedParallelRun } from '../../src/tutorial/recordedRuns';
-import { recordRefusal } from '../../scripts/bench/benchParallel';
-import { assertThrowsMentioning } from '../helpers';
+import type { ParallelMeasurement, ProcessLimit } from '../../../src/parallel/index';
+import { RECORDED_PARALLEL_WINDOW } from '../../../src/tutorial/index';
+import type { RecordedParallelRun } from '../../../src/tutorial/index';
+import { parallelRunRecord, RecordArgsError, recordModule, recordRefusal } from '../../../scripts/bench/parallelRecord';
+import { assertThrowsMentioning } from '../../helpers';
 
 const measurement = {
   accumulationSteps: 8,
@@ -32,6 +32,7 @@ describe('parallelRunRecord', () => {
     assertThrowsMentioning(() => parallelRunRecord(measurement, limit, { ...args, command: ' ' }), 'the command line that ran the bench');
     assertThrowsMentioning(() => parallelRunRecord(measurement, limit, { ...args, recordedAt: new Date('no date') }), 'a valid Date');
     assertThrowsMentioning(() => parallelRunRecord({ ...measurement, parallel: [] }, limit, args), 'at least one parallel trainer');
+    assert.throws(() => parallelRunRecord(measurement, limit, { ...args, command: '' }), RecordArgsError);
   });
 
   test('is written as a module that holds the same record, and says the command that made it', () => {
