@@ -93,3 +93,27 @@ export function parseBenchArgs(argv: string[], nativeAvailable: boolean): BenchA
   }
   return args;
 }
+
+/** What `scripts/bench/benchParallel.ts` accepts on its own command line. */
+export interface ParallelBenchArgs {
+  /** `--quick`: 2 timed windows, a smoke run. Default false. */
+  quick: boolean;
+  /** `--record`: keep the run for chapter 8 if its workers got two cores. Default false. */
+  record: boolean;
+  /** False with `--no-torch`: PyTorch's window is not timed. Default true. */
+  torch: boolean;
+}
+
+const PARALLEL_FLAGS = ['--quick', '--record', '--no-torch'];
+
+/**
+ * Reads `benchParallel.ts`'s arguments. A misspelt `--record` used to run the whole bench and
+ * keep nothing, silently; any option not listed is refused by name now.
+ *
+ * @throws BenchArgsError on an option it does not accept.
+ */
+export function parseParallelArgs(argv: string[]): ParallelBenchArgs {
+  const bad = argv.find((a) => !PARALLEL_FLAGS.includes(a));
+  if (bad !== undefined) throw new BenchArgsError(`${JSON.stringify(bad)} not accepted by benchParallel.ts; accepted: ${PARALLEL_FLAGS.join(', ')}`);
+  return { quick: argv.includes('--quick'), record: argv.includes('--record'), torch: !argv.includes('--no-torch') };
+}

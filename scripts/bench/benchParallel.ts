@@ -30,9 +30,14 @@ import { ParallelMeasurement, ParallelWindowTiming, ProcessLimit, measureParalle
 import { cnn, median, type RecordedParallelRun } from '../../src/tutorial/index';
 import { parallelRunRecord, recordModule, recordRefusal } from './parallelRecord';
 import { TorchPeer } from './benchPeer';
+import { BenchArgsError, parseParallelArgs, type ParallelBenchArgs } from './benchArgs';
 
-const quick = process.argv.includes('--quick');
-const record = process.argv.includes('--record');
+/**
+ * The command line when run as a script; imported by bench.ts, which passes its own options to
+ * benchParallel(), it reads none (bench's arguments are not this file's).
+ */
+const ARGS: ParallelBenchArgs = require.main === module ? readArgs() : { quick: false, record: false, torch: true };
+const { quick, record } = ARGS;
 /** The module `--record` replaces. */
 export const RECORD_MODULE = join(__dirname, '..', '..', 'src', 'tutorial', 'recorded', 'parallelWindow.ts');
 const CONFIG = {
@@ -48,8 +53,19 @@ const CONFIG = {
   target: 1.7,
   /** Or this share of what two independent processes reach in the same run (issue 23). */
   targetOfLimit: 0.95,
-  torch: !process.argv.includes('--no-torch'),
+  torch: ARGS.torch,
 };
+
+/** parseParallelArgs, or exit 2 with its error before anything is timed. */
+function readArgs(): ParallelBenchArgs {
+  try {
+    return parseParallelArgs(process.argv.slice(2));
+  } catch (e) {
+    if (!(e instanceof BenchArgsError)) throw e;
+    console.error(`${e.name}: ${e.message}`);
+    process.exit(2);
+  }
+}
 
 /**
  * PyTorch's time for the same window at two threads (the peer of scripts/bench/bench.ts, started with

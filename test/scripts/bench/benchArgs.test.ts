@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BenchArgsError, parseBenchArgs } from '../../../scripts/bench/benchArgs';
+import { BenchArgsError, parseBenchArgs, parseParallelArgs } from '../../../scripts/bench/benchArgs';
 
 test('parseBenchArgs: defaults, then each option read', () => {
   assert.deepEqual(parseBenchArgs([], true), { quick: false, models: null, backends: null, paths: null, rounds: null, torch: true, parallel: true, everyCoreOnly: false });
@@ -30,4 +30,12 @@ test('parseBenchArgs: --every-core-only refuses what it cannot run, and says wha
   refused(['--every-core-only'], /^--every-core-only needs the native addon \(npm run native:build\)/, false);
   refused(['--every-core-only', '--paths=wasm'], /^--every-core-only runs the native path only; accepted with it: --paths=native, or no --paths$/);
   refused(['--every-core-only', '--backends=cpu'], /^--every-core-only runs no other backend; accepted with it: /);
+});
+
+test('parseParallelArgs: defaults and each option; anything else, a misspelt --record among them, is refused by name', () => {
+  assert.deepEqual(parseParallelArgs([]), { quick: false, record: false, torch: true });
+  assert.deepEqual(parseParallelArgs(['--quick', '--record', '--no-torch']), { quick: true, record: true, torch: false });
+  for (const bad of ['--recrod', '--quick=1', 'record', '--models=cnn']) {
+    assert.throws(() => parseParallelArgs(['--quick', bad]), (e: unknown) => e instanceof BenchArgsError && e.message.includes(JSON.stringify(bad)) && e.message.includes('accepted: --quick, --record, --no-torch'), bad);
+  }
 });

@@ -1,11 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ParallelMeasurement, ParallelWindowTiming } from '../../../src/parallel/index';
 import { formatWorkerCost } from '../../../scripts/bench/benchParallel';
+import { HANG_MS } from '../../helpers/ceilings';
 
 /** A measurement of 8 micro-batches: one thread 80 ms of CPU (4 of it in other threads), 2 workers 96 ms. */
 function measurement(): ParallelMeasurement {
@@ -57,4 +58,16 @@ test('benchParallel --quick prints the worker-cost rows, well-formed, and says w
   assert.match(run.stdout, /Target: 2 workers ≥ 1\.7x one thread, .*; (met|not met|not judged) in this run\./);
   const json = JSON.parse(readFileSync(out, 'utf8'));
   for (const p of json.measurement.parallel) assert.ok(process.platform !== 'linux' || p.cost.totalMs > 0, JSON.stringify(p.cost));
+});
+
+test('benchParallel with an option it does not take exits 2 before timing anything, and keeps no record', { timeout: HANG_MS }, () => {
+  const record = join(__dirname, '..', '..', '..', 'src', 'tutorial', 'recorded', 'parallelWindow.ts');
+  const before = readFileSync(record, 'utf8');
+  const out = join(mkdtempSync(join(tmpdir(), 'bench-parallel-')), 'parallel.json');
+  const run = spawnSync(process.execPath, ['--import', 'tsx', join(__dirname, '..', '..', '..', 'scripts', 'bench', 'benchParallel.ts'), '--recrod'], { encoding: 'utf8', env: { ...process.env, BENCH_PARALLEL_OUT: out }, timeout: HANG_MS });
+  assert.equal(run.status, 2, run.stderr);
+  assert.match(run.stderr, /BenchArgsError: "--recrod" not accepted by benchParallel\.ts; accepted: --quick, --record, --no-torch/);
+  assert.equal(run.stdout, '');
+  assert.equal(readFileSync(record, 'utf8'), before);
+  assert.equal(existsSync(out), false);
 });
