@@ -174,7 +174,9 @@ export function sumAndRead(
     // three more tfjs ops per micro-step. A count known on the host reads back as the float32
     // it became on the device before.
     const read = [meanLoss, added.probe, countTensor].filter((t): t is tf.Scalar => t !== null);
-    const values = readScalars(read);
+    const check = read.length === 1 ? read[0] : tf.tidy(() => tf.stack(read));
+    const values = check.dataSync();
+    if (check !== added.probe) check.dispose();
     let k = 0;
     const loss = meanLoss === null ? 0 : values[k++];
     const probe = values[k++];
@@ -185,25 +187,6 @@ export function sumAndRead(
     throw error;
   } finally {
     added.probe.dispose();
-  }
-}
-
-/**
- * The values of scalars, in one host read where a read costs a device sync. Where tensors live
- * in host memory (cpu, wasm, and the native path, which runs on wasm) a read is a copy of 4
- * bytes, and the `tf.stack` that made one read of several cost more than the reads: 3.5 µs a
- * micro-step in steady state against 0.6-1.0 µs for separate reads, and up to 1.4% of a native
- * MLP window in a CPU profile (issue 35).
- */
-function readScalars(scalars: tf.Scalar[]): ArrayLike<number> {
-  if (scalars.length === 1) return scalars[0].dataSync();
-  const backend = tf.getBackend();
-  if (backend === 'cpu' || backend === 'wasm') return scalars.map((s) => s.dataSync()[0]);
-  const stacked = tf.tidy(() => tf.stack(scalars));
-  try {
-    return stacked.dataSync();
-  } finally {
-    stacked.dispose();
   }
 }
 
