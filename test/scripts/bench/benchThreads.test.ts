@@ -1,20 +1,29 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Worker } from 'node:worker_threads';
-import { busyThreads, cpuPerWall, taskCpuNs } from '../../../scripts/bench/benchThreads';
+import { busiestThreadNs, busyThreads, cpuPerWall, taskCpuNs } from '../../../scripts/bench/benchThreads';
 
 const spin = (ms: number) => {
   const end = performance.now() + ms;
   while (performance.now() < end);
 };
 
-/** Busy threads and CPU/wall while the main thread spins for `ms`, with `workers` spinning workers beside it. */
+/**
+ * Spins until the busiest thread since `before` has had `ms` of CPU time. Not `ms` of wall time:
+ * on a loaded machine (idle run B, load 13-18) 300 ms of wall gave the spinner so little CPU that
+ * V8's own threads (compiler, GC) came to over a quarter of it and counted as busy: 3 threads.
+ */
+function spinCpu(before: Map<string, number> | null, ms: number): void {
+  while ((busiestThreadNs(before, taskCpuNs()) ?? Infinity) < ms * 1e6) spin(5);
+}
+
+/** Busy threads and CPU/wall while the main thread spins for `ms` of CPU time, with `workers` spinning workers beside it (until terminated). */
 async function measure(workers: number, ms: number): Promise<{ busy: number | null; cpu: number | null }> {
-  const started = Array.from({ length: workers }, () => new Worker(`const end = Date.now() + ${ms + 200}; while (Date.now() < end);`, { eval: true }));
-  spin(50); // let the workers start
+  const started = Array.from({ length: workers }, () => new Worker('for (;;);', { eval: true }));
+  await Promise.all(started.map((w) => new Promise((resolve) => w.once('online', resolve))));
   const before = taskCpuNs();
   const start = performance.now();
-  spin(ms);
+  spinCpu(before, ms);
   const after = taskCpuNs();
   const wallNs = (performance.now() - start) * 1e6;
   await Promise.all(started.map((w) => w.terminate()));
