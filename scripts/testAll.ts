@@ -6,6 +6,8 @@
  *                  is missing, including libopenblas-dev for the native kernels)
  *   build          dist/, once, before every part that loads the library
  *   native:build   the optional native addon, strictly: CI must build and test the native path
+ *   lab:app        installs and builds the JupyterLab app of lab/ when stale, at the start, so
+ *                  that test:lab finds it ready
  *   test:unit      type-check and unit tests (includes the runner/site tests on fixtures); the
  *                  kernel parity and leak tests run on wasm, cpu and native, and with
  *                  TFJS_ACCUMULATE_REQUIRE_NATIVE=1 an unbuilt addon fails them
@@ -63,7 +65,7 @@ export const NEEDS: Record<string, string[]> = {
   'test:unit': ['build', 'native:build'],
   'test:notebooks': ['build', 'native:build'],
   'test:site': ['test:notebooks'],
-  'test:lab': ['test:site'],
+  'test:lab': ['test:site', 'lab:app'],
   'test:classic': ['test:site'],
   'test:deno': ['test:notebooks'],
   'test:browser': ['test:site'],
@@ -86,6 +88,7 @@ export const PARTS: Part[] = [
   npmRun('native:build'),
   npmRun('test:notebooks'),
   npmRun('test:unit', unitEnv),
+  npmRun('lab:app'),
   npmRun('test:site'),
   npmRun('test:lab'),
   npmRun('test:browser'),
