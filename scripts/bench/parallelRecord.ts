@@ -43,7 +43,7 @@ export interface ParallelRunRecordArgs {
 
 /** The part of a bench run a chapter shows, from the bench's measurements. */
 export function parallelRunRecord(measurement: ParallelMeasurement, limit: ProcessLimit, args: ParallelRunRecordArgs): RecordedParallelRun {
-    if (typeof args?.command !== 'string' || args.command.trim() === '') throw new RecordArgsError('command', 'the command line that ran the bench', args?.command);
+  if (typeof args?.command !== 'string' || args.command.trim() === '') throw new RecordArgsError('command', 'the command line that ran the bench', args?.command);
   if (!(args.recordedAt instanceof Date) || Number.isNaN(args.recordedAt.getTime())) throw new RecordArgsError('recordedAt', 'a valid Date', args.recordedAt);
   if (measurement.parallel.length === 0) throw new RecordArgsError('measurement', 'a measurement with at least one parallel trainer', measurement.parallel);
   return {

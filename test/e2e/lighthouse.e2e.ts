@@ -42,8 +42,10 @@ before(async () => {
 after(async () => {
   await chromium?.stop();
   await http?.close();
-  if (results.length) fs.mkdirSync(path.join(ROOT, 'build'), { recursive: true });
-  if (results.length) fs.writeFileSync(path.join(ROOT, 'build', 'lighthouse.json'), `${JSON.stringify(results, null, 2)}\n`);
+  if (results.length) {
+    fs.mkdirSync(path.join(ROOT, 'build'), { recursive: true });
+    fs.writeFileSync(path.join(ROOT, 'build', 'lighthouse.json'), `${JSON.stringify(results, null, 2)}\n`);
+  }
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 

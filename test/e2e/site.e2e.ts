@@ -70,7 +70,8 @@ async function openDrawn(url: string, name: string): Promise<Page> {
   const failed = await page.locator('.plotly-figure[data-state="failed"]').count();
   assert.equal(failed, 0, `${url}: every chart drawn by plotly.js`);
   const drawn = await page.evaluate(() => Array.from(document.querySelectorAll('.js-plotly-plot')).filter((plot) => plot.querySelector('svg.main-svg')).length);
-  assert.equal(drawn, plotlyOutputs(name), `${url} draws ${drawn} Plotly charts for ${plotlyOutputs(name)} Plotly outputs`);
+  const expected = plotlyOutputs(name);
+  assert.equal(drawn, expected, `${url} draws ${drawn} Plotly charts for ${expected} Plotly outputs`);
   return page;
 }
 
