@@ -191,8 +191,13 @@ class Proxy:
             return
         if channel != "stdin" and json.loads(parts[1])["msg_type"].endswith("_reply"):
             self.routes.pop(parent.get("msg_id"), None)
-            if self.cell is not None and parent.get("msg_id") == self.cell["msg_id"]:
-                self.cell["failed"] = json.loads(parts[4]).get("status") == "error"
+            cell = self.cell
+            if cell is not None and parent.get("msg_id") == cell["msg_id"]:
+                cell["failed"] = json.loads(parts[4]).get("status") == "error"
+                cell["replied"] = True
+                self.front[channel].send_multipart([*idents, DELIM, *parts])
+                self.finish_cell()
+                return
         self.front[channel].send_multipart([*idents, DELIM, *parts])
 
     def next_cell(self):
@@ -200,7 +205,7 @@ class Proxy:
             return
         header, parts = self.waiting.popleft()
         content = json.loads(parts[4])
-        self.cell = {"msg_id": header["msg_id"], "header": header, "barrier": None, "idle": None, "marker": None, "marker_seen": False, "barrier_idle": False, "failed": False, "stop_on_error": content.get("stop_on_error", True)}
+        self.cell = {"msg_id": header["msg_id"], "header": header, "barrier": None, "idle": None, "marker": None, "marker_seen": False, "barrier_idle": False, "replied": False, "failed": False, "stop_on_error": content.get("stop_on_error", True)}
         self.back["shell"].send_multipart([DELIM, *parts])
 
     def abort_waiting(self):
@@ -256,12 +261,24 @@ class Proxy:
                 self.publish(parts, cell["header"])
         elif msg_type in OUTPUT_TYPES and not cell["marker_seen"]:
             self.publish(parts, cell["header"])
-        if cell["marker_seen"] and cell["barrier_idle"]:
-            self.publish(cell["idle"])
-            self.cell = None
-            if cell["failed"] and cell["stop_on_error"]:
-                self.abort_waiting()
-            self.next_cell()
+        self.finish_cell()
+
+    def finish_cell(self):
+        """Releases the cell's held idle, and the next request, once the cell is wholly done.
+
+        Done means three things, which reach the proxy on two sockets in no fixed order: the
+        barrier's marker and idle (all output is in) on IOPub, and the cell's execute_reply (did it
+        fail?) on shell. Deciding on the IOPub pair alone sent the request after a failing cell to
+        Deno whenever its reply came in late, as under load it did (a CI run on 2026-12-04).
+        """
+        cell = self.cell
+        if cell is None or not (cell["marker_seen"] and cell["barrier_idle"] and cell["replied"]):
+            return
+        self.publish(cell["idle"])
+        self.cell = None
+        if cell["failed"] and cell["stop_on_error"]:
+            self.abort_waiting()
+        self.next_cell()
 
     # -- loop --------------------------------------------------------------------------------
 

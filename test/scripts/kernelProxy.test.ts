@@ -15,6 +15,7 @@ const ROOT = path.resolve(__dirname, '..', '..');
 const PROXY = path.join(ROOT, 'scripts', 'deno', 'kernel_proxy.py');
 const PYTHON = '/usr/bin/python3';
 const PORT_NAMES = ['shell', 'iopub', 'stdin', 'control', 'hb'] as const;
+const ORDER_DRIVER = path.join(ROOT, 'test', 'fixtures', 'deno', 'proxy_order.py');
 
 let tmp: string;
 const children: ChildProcess[] = [];
@@ -87,4 +88,30 @@ describe('kernel_proxy.py starting Deno', () => {
     assert.match(proxy.stderr(), /attempt 1 of 1\)\n/);
     assert.match(proxy.stderr(), /kernel_proxy: Deno did not start in 1 attempts/);
   });
+});
+
+// The three messages that end a cell reach the proxy on two sockets, in any order: a CI run
+// under load (2026-12-04) got the failing cell's reply after the barrier's idle, and the proxy,
+// deciding on the idle alone, ran the cell queued behind the failure. Every order, both outcomes.
+describe('kernel_proxy.py ending a cell, whatever order its last messages arrive in', () => {
+  const orders = [['reply', 'marker', 'idle'], ['reply', 'idle', 'marker'], ['marker', 'reply', 'idle'], ['marker', 'idle', 'reply'], ['idle', 'reply', 'marker'], ['idle', 'marker', 'reply']];
+  const drive = (order: string[], status: 'error' | 'ok') => {
+    // KERNEL_PROXY_UNDER_TEST points the cases at another copy of the proxy: the one before the fix
+    // fails the two orders where the reply comes last.
+    const r = spawnSync(PYTHON, [ORDER_DRIVER, process.env.KERNEL_PROXY_UNDER_TEST ?? PROXY, order.join(','), status], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    return JSON.parse(r.stdout) as { sentToDeno: string[]; replies: { to: string; status: string }[]; firstIdles: number; waiting: number };
+  };
+  for (const order of orders) {
+    it(`${order.join(', ')}: a failing cell's queued successor is answered aborted, never run; a passing cell's runs`, () => {
+      const failed = drive(order, 'error');
+      assert.deepEqual(failed.sentToDeno, ['throw new RangeError("boom")'], 'only the failing cell reached Deno');
+      assert.deepEqual(failed.replies, [{ to: 'first', status: 'error' }, { to: 'second', status: 'aborted' }]);
+      assert.equal(failed.firstIdles, 1, "the failing cell's held idle went out once");
+      const passed = drive(order, 'ok');
+      assert.deepEqual(passed.sentToDeno, ['throw new RangeError("boom")', 'console.log("this cell must not run")'], 'after a passing cell the next one runs');
+      assert.deepEqual(passed.replies, [{ to: 'first', status: 'ok' }]);
+      assert.equal(passed.firstIdles, 1);
+    });
+  }
 });
