@@ -9,7 +9,8 @@ import { exportSite } from '../../scripts/site/exportSite';
 import { runNotebook } from '../../scripts/notebooks/runner';
 import type { Notebook } from '../../scripts/notebooks/nbformat';
 import { PLOTLY_MIME } from '../../src/tutorial/index';
-import { launch, open } from '../helpers/site';
+import { launchPersistent } from '../helpers/chromium';
+import { open } from '../helpers/site';
 import { HANG_MS } from '../helpers/ceilings';
 
 // The exported site's frame in real headless Chromium (Debian's /usr/bin/chromium, driven by
@@ -53,7 +54,7 @@ async function visit(url: string, expectedCharts: number): Promise<Visit> {
 
 before(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'browser-e2e-'));
-  context = await launch(path.join(tmp, 'profile'));
+  context = await launchPersistent(path.join(tmp, 'profile'));
 });
 after(async () => {
   await context?.close();

@@ -6,7 +6,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { writeTokenConfig, type TokenConfig } from '../../scripts/lab/tokenConfig';
 import { killTagged, newKernelTag, taggedEnv } from '../../scripts/notebooks/processTree';
 import { portSafeArgs, portSafeEnv } from '../../scripts/jupyter/portSafe';
@@ -15,6 +15,7 @@ import { compareShots, pixelDifference, shootFigure, siteFigure } from '../helpe
 import { inSlots, NOTEBOOK_SLOTS } from '../helpers/notebookSlots';
 import { Slots } from '../../scripts/notebooks/slots';
 import { HANG_MS, NOTEBOOK_HANG_MS } from '../helpers/ceilings';
+import { launchBrowser, newPage } from '../helpers/chromium';
 
 // Opens a representative set of notebooks (test/helpers/frontEndSets.ts) in the real classic Notebook front end (Debian's jupyter-notebook) with the
 // tslab kernelspec and the figure renderer that `npm run kernel:install` installs, in headless
@@ -29,7 +30,6 @@ const NOTEBOOKS = path.join(ROOT, 'notebooks');
 const ALL_FILES = notebooksOf(CLASSIC);
 /** Only these notebooks (comma-separated, e.g. `04-training-loop.ipynb`); for development. */
 const FILES = ALL_FILES.filter((f) => !process.env.CLASSIC_E2E_ONLY || process.env.CLASSIC_E2E_ONLY.split(',').includes(f));
-const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'];
 const CONFIG = {
   /** Where the copies go (git-ignored). */
   work: path.join(ROOT, 'build', 'classic-notebook'),
@@ -90,9 +90,9 @@ before(async () => {
     await new Promise((r) => setTimeout(r, 200));
   }
   base = `http://127.0.0.1:${port}`;
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_FLAGS });
+  browser = await launchBrowser();
   // The token goes into a cookie once, so later page loads need not carry it.
-  const page = await browser.newPage();
+  const page = await newPage(browser);
   await page.goto(`${base}/tree?token=${token}`);
   await page.close();
   (globalThis as { classicToken?: string }).classicToken = token;
@@ -123,7 +123,7 @@ interface Seen {
 /** Opens a notebook of CONFIG.work, runs all cells (Cell > Run All) and reports what shows. */
 async function runInClassic(file: string): Promise<Seen> {
   const token = (globalThis as { classicToken?: string }).classicToken;
-  const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+  const page = await newPage(browser, { viewport: { width: 1200, height: 900 } });
   const pageErrors: string[] = [];
   page.on('pageerror', (e) => pageErrors.push(e.message));
   try {
@@ -199,7 +199,7 @@ const CLASSIC_CHART = { chart: '.tfjs-accumulate-plotly-target', column: '.outpu
 
 /** Opens an executed notebook of CONFIG.work in a fresh page, as a reader reopening it does. */
 async function reopenInClassic(file: string): Promise<Page> {
-  const page = await browser.newPage({ viewport: WINDOW });
+  const page = await newPage(browser, { viewport: WINDOW });
   await page.goto(`${base}/notebooks/${file}?token=${(globalThis as { classicToken?: string }).classicToken}`);
   await page.waitForFunction(() => (window as any).Jupyter?.notebook?._fully_loaded && (window as any).Jupyter.notebook.kernel?.is_connected?.(), null, { timeout: HANG_MS, polling: 250 });
   return page;

@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { cellOutputs, findLosses } from '../../scripts/deno/compareOutputs';
 import { readNotebook } from '../../scripts/deno/notebooks';
 import { ensureLabApp } from '../../scripts/lab/app';
@@ -15,6 +15,7 @@ import { LAB, notebooksOf } from '../helpers/frontEndSets';
 import { isolatedJupyterEnv } from '../helpers/jupyter';
 import { calls, closeInPage, drawnFigures, errorOutputs, loadLab, openInPage, readOpenNotebook, renderedTables, runAll, save } from '../helpers/jupyterLab';
 import { HANG_MS, NOTEBOOK_HANG_MS } from '../helpers/ceilings';
+import { launchBrowser, newPage as newCeiledPage } from '../helpers/chromium';
 
 // A representative set of notebooks of both editions (test/helpers/frontEndSets.ts), read in JupyterLab (lab/'s app on Debian's jupyterlab-server)
 // as a reader does, under each kernel: open it, check the kernel, Run All, no error or stderr,
@@ -27,7 +28,6 @@ const ROOT = path.resolve(__dirname, '..', '..');
 const NOTEBOOKS = path.join(ROOT, 'notebooks');
 /** The representative set of test/helpers/frontEndSets.ts (every notebook with E2E_ALL_NOTEBOOKS=1). */
 const FILES = notebooksOf(LAB);
-const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'];
 const PLOTLY_MIME = 'application/vnd.plotly.v1+json';
 const ALL_KERNELS = ['tslab', 'deno'] as const;
 type Kernel = (typeof ALL_KERNELS)[number];
@@ -86,7 +86,7 @@ before(async () => {
     // CI runs as root: allowed here, for a loopback server whose token only this user can read.
     servers.set(kernel, await startLabServer({ root: dir, frontEnd: 'lab-app', allowRoot: isRoot(), env: { ...isolatedJupyterEnv(state), DENO_NO_UPDATE_CHECK: '1' }, settingsDir: path.join(state, 'settings'), workspacesDir: path.join(state, 'workspaces') }));
   }
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_FLAGS });
+  browser = await launchBrowser();
 });
 
 after(async () => {
@@ -98,7 +98,7 @@ after(async () => {
 
 /** A page that records console errors and uncaught exceptions. */
 async function newPage(): Promise<{ page: Page; errors: string[] }> {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const page = await newCeiledPage(browser, { viewport: { width: 1280, height: 900 } });
   const errors: string[] = [];
   // A failed request is reported with its URL; the console's own line about it names none.
   page.on('console', (m) => m.type() === 'error' && !m.text().startsWith('Failed to load resource') && errors.push(m.text().slice(0, 300)));

@@ -6,9 +6,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import * as esbuild from 'esbuild';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import type { AccumulationChecks, GroupNormValues, MemoryReading, Suite } from './pages/library';
 import { HANG_MS } from '../helpers/ceilings';
+import { launchBrowser, newPage } from '../helpers/chromium';
 
 // The library in real headless Chromium (Debian's /usr/bin/chromium): test/e2e/pages/library.ts
 // bundled with esbuild from the built package (dist/esm, through package.json `exports`, as a
@@ -16,22 +17,6 @@ import { HANG_MS } from '../helpers/ceilings';
 // when the browser offers an adapter. Needs `npm run build`. `npm run test:browser-lib` runs it;
 // docs/browser.md quotes its memory line.
 const ROOT = path.resolve(__dirname, '..', '..');
-/**
- * The project's usual flags, with SwiftShader's WebGL instead of `--disable-gpu` (which would
- * leave no WebGL context at all), and WebGPU enabled: Chromium on Linux offers no adapter
- * without `--enable-unsafe-webgpu`; with it, SwiftShader's Vulkan provides one.
- */
-const CHROMIUM_FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--use-angle=swiftshader',
-  '--enable-unsafe-swiftshader',
-  '--enable-unsafe-webgpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--no-first-run',
-  '--disable-sync',
-];
 const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.wasm': 'application/wasm' };
 /** Tolerances: float32 on every backend; the notebooks use the same for the 4 x 16 check. */
 const TOLERANCE = { weights: 1e-5, flush: 1e-4, groupNorm: 1e-4 };
@@ -44,7 +29,7 @@ let browser: Browser;
 type Window = { suite: Suite };
 
 async function openPage(): Promise<Page> {
-  const page = await browser.newPage();
+  const page = await newPage(browser);
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
   await page.goto(`${base}/index.html`);
@@ -80,7 +65,7 @@ before(async () => {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_FLAGS });
+  browser = await launchBrowser({ webgpu: true });
 });
 
 after(async () => {

@@ -6,9 +6,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { exportSite } from '../../scripts/site/exportSite';
 import { HANG_MS } from '../helpers/ceilings';
+import { launchBrowser, newPage } from '../helpers/chromium';
 
 // The "run it in your browser" blocks of chapters 3 and 4 (scripts/site/live/) in both editions,
 // in headless Chromium on WebGL (SwiftShader), from file:// and over loopback: tfjs loads only
@@ -17,7 +18,6 @@ import { HANG_MS } from '../helpers/ceilings';
 // the blocks do not need outputs).
 // `npm run test:browser-lib` runs it.
 const ROOT = path.resolve(__dirname, '..', '..');
-const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'];
 const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css' };
 const CHAPTERS = { accumulation: '03-accumulation.html', 'training-loop': '04-training-loop.html' } as const;
 /** Each edition's folder in the site, and a word its chart must show (the display table's zh). */
@@ -53,7 +53,7 @@ before(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   origins['over loopback'] = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
   origins['from file://'] = pathToFileURL(site).href + '/';
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_FLAGS });
+  browser = await launchBrowser({ webgl: true });
 });
 
 after(async () => {
@@ -76,7 +76,7 @@ describe('the "run it in your browser" blocks, in Chromium on WebGL', () => {
       for (const [kind, chapter] of Object.entries(CHAPTERS) as [keyof typeof CHAPTERS, string][]) {
         const page = dir + chapter;
         it(`${page} ${where}: loads tfjs only on request, then runs and draws`, { timeout: 3 * HANG_MS }, async () => {
-          const tab = await browser.newPage();
+          const tab = await newPage(browser);
           const errors: string[] = [];
           tab.on('pageerror', (e) => errors.push(e.message));
           try {

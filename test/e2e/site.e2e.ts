@@ -10,7 +10,8 @@ import { cellSource, type Notebook } from '../../scripts/notebooks/nbformat';
 import { BUNDLE_TRACE_TYPES } from '../../scripts/site/plotlyBundle';
 import { cellView } from '../../scripts/site/cellTags';
 import { HOSTILE, writeHostileNotebooks } from '../fixtures/hostileNotebooks';
-import { axeViolations, checkEach, launch, open, serve } from '../helpers/site';
+import { launchPersistent } from '../helpers/chromium';
+import { axeViolations, checkEach, open, serve } from '../helpers/site';
 import { HANG_MS } from '../helpers/ceilings';
 import { PLOTLY_MIME } from '../../src/tutorial/index';
 
@@ -45,7 +46,7 @@ async function drawCharts(page: Page): Promise<void> {
 before(async () => {
   assert.ok(pages.includes('index.html'), `no site in ${path.relative(ROOT, SITE)}; run \`npm run notebooks && npm run site\` first`);
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'site-e2e-'));
-  context = await launch(path.join(tmp, 'profile'), { viewport: PHONE });
+  context = await launchPersistent(path.join(tmp, 'profile'), { viewport: PHONE });
   http = await serve(SITE);
 });
 after(async () => {

@@ -6,7 +6,8 @@ import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
 import { cellSource, type Notebook } from '../../scripts/notebooks/nbformat';
-import { checkEach, launch, open } from '../helpers/site';
+import { launchPersistent } from '../helpers/chromium';
+import { checkEach, open } from '../helpers/site';
 import { missingChapterLinks } from '../helpers/chapterLinks';
 import { HANG_MS } from '../helpers/ceilings';
 
@@ -30,7 +31,7 @@ let context: BrowserContext;
 before(async () => {
   assert.ok(zh.includes('index.html'), `no Chinese edition in ${path.relative(ROOT, SITE)}/zh; run \`npm run notebooks && npm run site\` first`);
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'site-zh-e2e-'));
-  context = await launch(path.join(tmp, 'profile'), { viewport: { width: 390, height: 844 } });
+  context = await launchPersistent(path.join(tmp, 'profile'), { viewport: { width: 390, height: 844 } });
 });
 after(async () => {
   await context?.close();

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { exportSite } from '../../scripts/site/exportSite';
 import { HANG_MS } from './ceilings';
+import { newPage } from './chromium';
 
 // The same figure in every front end (docs/notebooks.md, "Charts in each front end"): a chart
 // drawn by plotly.js in the site, classic Notebook or JupyterLab is measured where the reader
@@ -162,7 +163,7 @@ export async function siteFigure(browser: Browser, notebook: string, workDir: st
   fs.mkdirSync(inDir, { recursive: true });
   fs.copyFileSync(notebook, path.join(inDir, path.basename(notebook)));
   const report = exportSite({ inDir, outDir: path.join(workDir, 'site') });
-  const page = await browser.newPage({ viewport });
+  const page = await newPage(browser, { viewport });
   await page.goto(`file://${report.pages[0].file}`);
   return { shot: await shootFigure(page, { label: 'site', ...SITE_CHART }), page };
 }

@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CHROMIUM, CHROMIUM_FLAGS } from './site';
+import { CHROMIUM, CHROMIUM_FLAGS } from './chromium';
 import { HANG_MS } from './ceilings';
 
 export const CATEGORIES = ['performance', 'accessibility', 'best-practices', 'seo'] as const;

@@ -1,5 +1,5 @@
 /**
- * What the site's browser tests share: Debian's Chromium launched as the brief asks, a loopback
+ * What the site's browser tests share (Chromium itself comes from chromium.ts): a loopback
  * static server (gzip when the browser asks, as any static host does), and a page visit that
  * collects console errors, page errors and failed requests.
  */
@@ -8,11 +8,9 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
-import { chromium, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { Slots } from '../../scripts/notebooks/slots';
 
-export const CHROMIUM = '/usr/bin/chromium';
-export const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'];
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -48,12 +46,6 @@ export async function serve(dir: string): Promise<{ url: string; close: () => Pr
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
-}
-
-/** Chromium with a fresh profile in `profileDir`. */
-export function launch(profileDir: string, options: BrowserContextOptions & { args?: string[] } = {}): Promise<BrowserContext> {
-  const { args = [], ...rest } = options;
-  return chromium.launchPersistentContext(profileDir, { executablePath: CHROMIUM, headless: true, args: [...CHROMIUM_FLAGS, ...args], ...rest });
 }
 
 /** Opens `url` and collects every console error, page error and failed request from then on. */
