@@ -4,7 +4,7 @@
  * click) 30 s unless told otherwise; a loaded 2-core CI machine took longer than that to load a
  * classic Notebook page (run G, 2026-12-04), and the test failed for nothing. So every browser and
  * page the tests open comes from here, with HANG_MS as the default: a ceiling for a hang, not a
- * speed assertion. test/project/browserWaits.test.ts holds the rule.
+ * speed assertion. test/project/waits.test.ts holds the rule.
  */
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type LaunchOptions, type Page } from 'playwright-core';
 import { HANG_MS } from './ceilings';

@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import * as os from 'node:os';
 import { loadNativeBlas } from '../../src/backend/kernels/nativeBlas';
 import { nativeAvailable } from '../helpers/kernelParity';
+import { HANG_MS } from '../helpers/ceilings';
 
 /**
  * Every entry point of the native addon (native/*.cc) with hostile arguments: wrong types and
@@ -46,7 +47,7 @@ function inChild(body: string): { outcomes: Outcome[]; status: number | null; si
   const child = spawnSync(process.execPath, ['-e', `${PRELUDE}\n${body}\nprocess.stdout.write(JSON.stringify(out));`], {
     env: { ...process.env, ADDON: status.path },
     encoding: 'utf8',
-    timeout: 60_000,
+    timeout: HANG_MS,
   });
   let outcomes: Outcome[] = [];
   try {

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { nativeAvailable } from '../../helpers/kernelParity';
+import { HANG_MS } from '../../helpers/ceilings';
 
 // A smoke run of the benchmark on the smallest model, without the PyTorch peer (test/scripts/
 // benchPeer.test.ts covers it): checks the JSON and the tables it writes, not timings.
@@ -14,7 +15,7 @@ test('bench --quick writes rows with spread, threads, load and a roofline', () =
   const run = spawnSync(process.execPath, ['--import', 'tsx', join(__dirname, '..', '..', '..', 'scripts', 'bench', 'bench.ts'), '--quick', '--models=simpleNet', '--backends=wasm-stock', '--no-torch'], {
     encoding: 'utf8',
     env: { ...process.env, BENCH_OUT: out },
-    timeout: 300_000,
+    timeout: HANG_MS,
   });
   assert.equal(run.status, 0, run.stderr);
   assert.match(run.stdout, /\| SimpleNet 10-1, step of 64 \| — \| \? \| [0-9.]+ \([0-9.]+–[0-9.]+\) \| \d+ \/ [0-9.]+ \|/);
@@ -86,7 +87,7 @@ test('bench --quick writes rows with spread, threads, load and a roofline', () =
 test('bench --every-core-only runs the native window rows alone and says whether the machine gave it its cores', { skip: !nativeAvailable() && 'the native addon is not built' }, () => {
   const out = join(mkdtempSync(join(tmpdir(), 'bench-')), 'bench.json');
   const script = join(__dirname, '..', '..', '..', 'scripts', 'bench', 'bench.ts');
-  const run = spawnSync(process.execPath, ['--import', 'tsx', script, '--every-core-only', '--quick', '--models=simpleNet', '--no-torch'], { encoding: 'utf8', env: { ...process.env, BENCH_OUT: out }, timeout: 300_000 });
+  const run = spawnSync(process.execPath, ['--import', 'tsx', script, '--every-core-only', '--quick', '--models=simpleNet', '--no-torch'], { encoding: 'utf8', env: { ...process.env, BENCH_OUT: out }, timeout: HANG_MS });
   assert.equal(run.status, 0, run.stderr);
   const result = JSON.parse(readFileSync(out, 'utf8'));
   assert.equal(result.everyCoreOnly, true);
@@ -96,7 +97,7 @@ test('bench --every-core-only runs the native window rows alone and says whether
   assert.match(run.stdout, /^Every core: the options got (up to|at most) [0-9.]+ cores of CPU time per second of the \d+ they asked for(; the machine gave this run its cores\.|: the machine did not give this run \d+ cores, so no every-core target is judged\.)$/m);
   assert.doesNotMatch(run.stdout, /Roofline|Accumulation:/);
   // A bad option stops the run before anything is timed, naming what is accepted.
-  const bad = spawnSync(process.execPath, ['--import', 'tsx', script, '--every-core-only', '--paths=wasm'], { encoding: 'utf8', env: { ...process.env, BENCH_OUT: out }, timeout: 60_000 });
+  const bad = spawnSync(process.execPath, ['--import', 'tsx', script, '--every-core-only', '--paths=wasm'], { encoding: 'utf8', env: { ...process.env, BENCH_OUT: out }, timeout: HANG_MS });
   assert.equal(bad.status, 2);
   assert.match(bad.stderr, /BenchArgsError: --every-core-only runs the native path only; accepted with it: --paths=native, or no --paths/);
 });

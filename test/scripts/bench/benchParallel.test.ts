@@ -39,12 +39,12 @@ test("formatWorkerCost: each part's CPU ms per micro-batch and share, beside one
   assert.equal(formatWorkerCost({ ...measurement(), singleThreadCost: null }), '');
 });
 
-test('benchParallel --quick prints the worker-cost rows, well-formed, and says whether it got two cores', { timeout: 600_000 }, () => {
+test('benchParallel --quick prints the worker-cost rows, well-formed, and says whether it got two cores', { timeout: HANG_MS }, () => {
   const out = join(mkdtempSync(join(tmpdir(), 'bench-parallel-')), 'parallel.json');
   const run = spawnSync(process.execPath, ['--import', 'tsx', join(__dirname, '..', '..', '..', 'scripts', 'bench', 'benchParallel.ts'), '--quick', '--no-torch'], {
     encoding: 'utf8',
     env: { ...process.env, BENCH_PARALLEL_OUT: out },
-    timeout: 600_000,
+    timeout: HANG_MS,
   });
   assert.equal(run.status, 0, run.stderr);
   const ms = '[0-9.]+ \\(\\d+%\\)';

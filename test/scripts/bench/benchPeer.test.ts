@@ -2,12 +2,13 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { TorchPeer } from '../../../scripts/bench/benchPeer';
+import { HANG_MS } from '../../helpers/ceilings';
 
 const python = '/usr/bin/python3';
 const hasTorch = spawnSync(python, ['-c', 'import torch'], { encoding: 'utf8' }).status === 0;
 const skip = hasTorch ? false : 'python3-torch is not installed (npm run bench:deps installs it)';
 
-test('the one-thread PyTorch peer is pinned, and its timing shows one busy thread', { skip, timeout: 120_000 }, async () => {
+test('the one-thread PyTorch peer is pinned, and its timing shows one busy thread', { skip, timeout: HANG_MS }, async () => {
   const peer = await TorchPeer.start(python, 1);
   try {
     assert.equal(peer.hello.available, true);
@@ -25,7 +26,7 @@ test('the one-thread PyTorch peer is pinned, and its timing shows one busy threa
   }
 });
 
-test("PyTorch's window against its parts: both timed in turns, the ratio their medians'", { skip, timeout: 120_000 }, async () => {
+test("PyTorch's window against its parts: both timed in turns, the ratio their medians'", { skip, timeout: HANG_MS }, async () => {
   const peer = await TorchPeer.start(python, 1);
   try {
     const parts = await peer.time({ kind: 'parts', model: 'simpleNet', steps: 4, micro: 16 }, 0.1, 1);
@@ -38,7 +39,7 @@ test("PyTorch's window against its parts: both timed in turns, the ratio their m
   }
 });
 
-test('the all-cores peer leaves the libraries their defaults', { skip, timeout: 120_000 }, async () => {
+test('the all-cores peer leaves the libraries their defaults', { skip, timeout: HANG_MS }, async () => {
   const peer = await TorchPeer.start(python, 2);
   try {
     assert.equal(peer.hello.threads, 2);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { GradientAccumulator, isBiasOrNormalization, nextTokenLoss, warmupCosine } from '../../../src/index';
 import { CharTokenizer, TinyGpt, bookSentences, maxRelativeDifference, tokenBatches } from '../../../src/tutorial/index';
+import { HANG_MS } from '../../helpers/ceilings';
 
 /**
  * The same update as PyTorch: TinyGpt and its twin in scripts/lm/tiny_gpt.py start from the same
@@ -32,7 +33,7 @@ const skip = torchMissing();
 if (skip) console.log(`# skipped: ${skip}`);
 
 describe('TinyGpt trains as its PyTorch twin (scripts/lm/tiny_gpt.py)', () => {
-  it('10 AdamW updates of token-exact accumulation: the same losses and weights', { skip, timeout: 300_000 }, () => {
+  it('10 AdamW updates of token-exact accumulation: the same losses and weights', { skip, timeout: HANG_MS }, () => {
     const tokenizer = new CharTokenizer();
     const config = { vocabularySize: tokenizer.vocabularySize, contextLength: 32, width: 32, heads: 4, layers: 2, seed: 7 };
     const model = new TinyGpt(config);
