@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
-import { allNotebooks, CLASSIC, denoNotebooks, LAB, LIGHTHOUSE, lighthousePages, missingImports, MissingNotebookError, MissingPageError, NBCONVERT_DENO, NBCONVERT_TSLAB, notebookImports, notebooksOf } from './frontEndSets';
+import { allNotebooks, CLASSIC, denoNotebooks, HTTP_PAGES, LAB, LIGHTHOUSE, lighthousePages, missingImports, MissingNotebookError, MissingPageError, NBCONVERT_DENO, NBCONVERT_TSLAB, notebookImports, notebooksOf, pagesOf, ZH_DOCS_AXE } from './frontEndSets';
 
 describe("the front ends' sets of notebooks", () => {
   const sets = { NBCONVERT_TSLAB, NBCONVERT_DENO, CLASSIC, LAB };
@@ -59,6 +59,23 @@ describe("the front ends' sets of notebooks", () => {
       assert.throws(() => notebooksOf([{ file: '09-language-model.ipynb', why: 'not written yet' }], {}, root), (e: Error) => e instanceof MissingNotebookError && e.message.includes('09-language-model.ipynb'));
     } finally {
       fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('the http:// and Chinese axe-core pages: each named page, the whole list with E2E_ALL_NOTEBOOKS=1, and a missing one named (the negative case)', () => {
+    const site = fs.mkdtempSync(path.join(os.tmpdir(), 'sets-site-'));
+    try {
+      fs.mkdirSync(path.join(site, 'zh', 'docs'), { recursive: true });
+      for (const { file } of [...HTTP_PAGES, ...ZH_DOCS_AXE]) fs.writeFileSync(path.join(site, file), '');
+      const every = ['index.html', '01-environment.html'];
+      assert.deepEqual(pagesOf(HTTP_PAGES, site, 'http://', () => every, {}), HTTP_PAGES.map((c) => c.file));
+      assert.deepEqual(pagesOf(ZH_DOCS_AXE, site, 'axe-core', () => every, {}), ['zh/docs/testing.html']);
+      assert.deepEqual(pagesOf(HTTP_PAGES, site, 'http://', () => every, { E2E_ALL_NOTEBOOKS: '1' }), every);
+      for (const set of [HTTP_PAGES, ZH_DOCS_AXE]) assert.ok(set.every((c) => c.why.length > 0) && new Set(set.map((c) => c.file)).size === set.length);
+      fs.rmSync(path.join(site, 'zh', 'search.html'));
+      assert.throws(() => pagesOf(HTTP_PAGES, site, 'http://', () => every, {}), (e: Error) => e instanceof MissingPageError && e.message.includes('zh/search.html for http://'));
+    } finally {
+      fs.rmSync(site, { recursive: true, force: true });
     }
   });
 

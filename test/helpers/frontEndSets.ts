@@ -81,15 +81,44 @@ export class MissingPageError extends Error {
 }
 
 /**
- * The pages of {@link LIGHTHOUSE} in `site`, each checked to exist; every page of both editions
- * instead when `E2E_ALL_NOTEBOOKS=1`.
+ * The pages test:browser loads over http:// as well as file:// (site.e2e.ts): one of each kind
+ * in each edition. What the protocol changes is how a page's scripts, styles, data and Plotly's
+ * bundle load, from the same relative paths in every page of a folder; the markup and layout
+ * checks run over file:// on every page. All 26 pages over http:// took 43 s of a loaded CI run
+ * (G, 2026-12-04) and differ from these only in their text.
  */
-export function lighthousePages(site: string, env: NodeJS.ProcessEnv = process.env): string[] {
-  if (env.E2E_ALL_NOTEBOOKS === '1') return editionFiles(site, '.html');
-  for (const { file } of LIGHTHOUSE) {
-    if (!fs.existsSync(path.join(site, file))) throw new MissingPageError(`test/helpers/frontEndSets.ts names ${file} for Lighthouse, which is not in ${site}; update the set.`);
+export const HTTP_PAGES: Choice[] = [
+  { file: 'index.html', why: 'the table of contents' },
+  { file: 'search.html', why: 'the search page, which loads its index and tokenizers as scripts' },
+  { file: '06-batchnorm.html', why: "the most figures: Plotly's bundle and every chart's data" },
+  { file: 'zh/index.html', why: "the Chinese edition's folder, one level down" },
+  { file: 'zh/search.html', why: 'the Chinese search page, with its own index' },
+  { file: 'zh/03-accumulation.html', why: 'a Chinese chapter with figures, math and tables' },
+];
+
+/**
+ * The Chinese reference pages axe-core checks (site.e2e.ts); every one of them is still checked
+ * for sideways scroll and errors. A page of zh/docs/ is its docs/ twin's English body (marked
+ * lang="en") in the Chinese frame with a note that it is English only; axe-core checks every
+ * docs/ page in both schemes, so the Chinese frame, the note and the marked body are what is new,
+ * and they are the same on each page. testing.html has every kind of block the docs use (tables,
+ * code, lists, links to chapters). The test of all 28 reference pages, axe-core on each in both
+ * schemes, took 159 s of a loaded CI run (G, 2026-12-04).
+ */
+export const ZH_DOCS_AXE: Choice[] = [{ file: 'zh/docs/testing.html', why: 'the Chinese frame around an English body, with tables, code, lists and chapter links' }];
+
+/** The pages of `set` in `site`, each checked to exist (`label` names the set); `all` instead when `E2E_ALL_NOTEBOOKS=1`. */
+export function pagesOf(set: Choice[], site: string, label: string, all: () => string[], env: NodeJS.ProcessEnv = process.env): string[] {
+  if (env.E2E_ALL_NOTEBOOKS === '1') return all();
+  for (const { file } of set) {
+    if (!fs.existsSync(path.join(site, file))) throw new MissingPageError(`test/helpers/frontEndSets.ts names ${file} for ${label}, which is not in ${site}; update the set.`);
   }
-  return LIGHTHOUSE.map((c) => c.file);
+  return set.map((c) => c.file);
+}
+
+/** The pages of {@link LIGHTHOUSE}; every page of both editions when `E2E_ALL_NOTEBOOKS=1`. */
+export function lighthousePages(site: string, env: NodeJS.ProcessEnv = process.env): string[] {
+  return pagesOf(LIGHTHOUSE, site, 'Lighthouse', () => editionFiles(site, '.html'), env);
 }
 
 const NOTEBOOKS = path.resolve(__dirname, '..', '..', 'notebooks');
