@@ -77,14 +77,44 @@ async function openDrawn(url: string, name: string): Promise<Page> {
   return page;
 }
 
+/** At `width` px: nothing scrolls sideways and the header's items sit on one line. */
+async function checkNarrow(page: Page, name: string, width: number): Promise<void> {
+  await page.setViewportSize({ width, height: 800 });
+  const m = await page.evaluate(() => {
+    const header = document.querySelector('.site-header')!;
+    const items = Array.from(header.children).filter((c) => (c as HTMLElement).offsetParent !== null && !c.classList.contains('skip-link'));
+    const tops = items.map((c) => Math.round(c.getBoundingClientRect().top + c.getBoundingClientRect().height / 2));
+    return { scrollWidth: document.documentElement.scrollWidth, lines: new Set(tops.map((t) => Math.round(t / 8))).size };
+  });
+  assert.equal(m.scrollWidth, width, `${name} at ${width} px`);
+  assert.equal(m.lines, 1, `${name} at ${width} px: the header's items sit on one line`);
+}
+
+/** No cell badge covers its code, and every scroll box is labelled and focusable. */
+async function checkBadges(page: Page, name: string): Promise<void> {
+  const overlaps = await page.evaluate(() =>
+    Array.from(document.querySelectorAll('.code-cell .source')).filter((cell) => {
+      const meta = cell.querySelector('.meta')!.getBoundingClientRect();
+      const code = cell.querySelector('pre')!.getBoundingClientRect();
+      return meta.bottom > code.top + 1;
+    }).length,
+  );
+  assert.equal(overlaps, 0, `${name}: a badge covers code`);
+  const unlabeled = await page.locator('.scroll-box:not([aria-label]), .scroll-box:not([tabindex="0"])').count();
+  assert.equal(unlabeled, 0, `${name}: scroll boxes are labelled and focusable`);
+}
+
 describe('every page at 390×844, with its charts drawn', () => {
   // axe-core and the layout read the page's markup and styles, the same bytes over file:// and
   // http://, so they run once, over file://; run over both, they cost 240 s each on a busy 2-core
   // machine (the longest test of npm test) and caught nothing the other had not. What the
   // protocol changes, how scripts, data and charts load, is checked over both.
-  it('has no axe-core violation in light and dark, no sideways scroll, and one chart per Plotly output inside the viewport (file://)', async () => {
+  // One visit a page for everything that reads its markup and layout: the narrower and wider
+  // phones and the badges were visits of their own, 74 more page loads for the same bytes.
+  it('has no axe-core violation in light and dark, no sideways scroll, one chart per Plotly output inside the viewport, no badge over code, labelled scroll boxes, and fits 320 and 430 px with the header on one line (file://)', async () => {
     await checkEach(pages, async (name) => {
       const page = await openDrawn(new URL(name, fileBase).href, name);
+      if (isChapter(name)) await checkBadges(page, name);
       const layout = await page.evaluate(() => ({
         scrollWidth: document.documentElement.scrollWidth,
         width: window.innerWidth,
@@ -103,6 +133,7 @@ describe('every page at 390×844, with its charts drawn', () => {
         assert.equal(await page.evaluate(() => getComputedStyle(document.body).backgroundColor), scheme === 'dark' ? 'rgb(13, 17, 23)' : 'rgb(255, 255, 255)');
         assert.deepEqual(await axeViolations(page), [], `${name} (${scheme}): axe-core violations`);
       }
+      for (const width of [320, 430]) await checkNarrow(page, name, width);
       await page.close();
     });
   });
@@ -152,40 +183,6 @@ describe('every page at 390×844, with its charts drawn', () => {
     });
   });
 
-  it('fits 320 and 430 px too, with the header on one line', async () => {
-    for (const width of [320, 430]) {
-      await checkEach(pages, async (name) => {
-        const { page } = await open(context, new URL(name, fileBase).href);
-        await page.setViewportSize({ width, height: 800 });
-        const m = await page.evaluate(() => {
-          const header = document.querySelector('.site-header')!;
-          const items = Array.from(header.children).filter((c) => (c as HTMLElement).offsetParent !== null && !c.classList.contains('skip-link'));
-          const tops = items.map((c) => Math.round(c.getBoundingClientRect().top + c.getBoundingClientRect().height / 2));
-          return { scrollWidth: document.documentElement.scrollWidth, lines: new Set(tops.map((t) => Math.round(t / 8))).size };
-        });
-        assert.equal(m.scrollWidth, width, `${name} at ${width} px`);
-        assert.equal(m.lines, 1, `${name} at ${width} px: the header's items sit on one line`);
-        await page.close();
-      });
-    }
-  });
-
-  it('keeps the cell badges off the code and labels every scroll box', async () => {
-    for (const name of pages.filter(isChapter)) {
-      const { page } = await open(context, new URL(name, fileBase).href);
-      const overlaps = await page.evaluate(() =>
-        Array.from(document.querySelectorAll('.code-cell .source')).filter((cell) => {
-          const meta = cell.querySelector('.meta')!.getBoundingClientRect();
-          const code = cell.querySelector('pre')!.getBoundingClientRect();
-          return meta.bottom > code.top + 1;
-        }).length,
-      );
-      assert.equal(overlaps, 0, `${name}: a badge covers code`);
-      const unlabeled = await page.locator('.scroll-box:not([aria-label]), .scroll-box:not([tabindex="0"])').count();
-      assert.equal(unlabeled, 0, `${name}: scroll boxes are labelled and focusable`);
-      await page.close();
-    }
-  });
 });
 
 describe('the Plotly bundle', () => {
