@@ -68,6 +68,9 @@ export function addChecked(sum: tf.Tensor | null, gradient: tf.Tensor, weight = 
  * `addChecked` calls and the `addN` of their checks) as in the adds themselves. Where the
  * backend has the kernel (wasm, cpu with the fast kernels installed) this is one kernel call;
  * elsewhere it is `addChecked` per variable and the `addN`. Pure: no input is changed or disposed.
+ * Where a new sum is the gradient itself (no running sum, weight 1, no divisor: a window's first
+ * micro-step) the kernel only checks it and the new sum shares the gradient's data, as
+ * `tf.clone` does (tfjs tensors are immutable): one read instead of a copy.
  *
  * @param divisor When given, each new sum comes back divided by it, as `tf.div(sum, divisor)`
  *   would (a float32 division, bit for bit): the window's last micro-step hands the update its

@@ -30,6 +30,39 @@ function scalarLoop(sum: Float32Array | null, gradient: Float32Array, out: Float
   return bad;
 }
 
+/** The check alone over `x` from `from` on (see `checkFinite` in wasmSimd.ts): Σ (x − x), 0 or NaN. */
+function checkLoop(x: Float32Array, from: number): number {
+  let bad = 0;
+  for (let i = from; i < x.length; i++) bad += x[i] - x[i];
+  return bad;
+}
+
+/**
+ * Whether the new sum is the gradient itself, bit for bit: no running sum, a weight that is 1 in
+ * float32 and no divisor (every window's first micro-step of `GradientAccumulator.step`, whose
+ * objective carries the scale). The kernel then checks the gradient and hands its data out
+ * shared, as the project's `Identity` does (identity.ts: tfjs tensors are immutable), instead of
+ * copying it into a new buffer: one read of the gradient instead of a read and a write, and no
+ * allocation of a weight-sized output.
+ */
+function adopts(sum: tf.TensorInfo | undefined, weight: number, divisor: number | null): boolean {
+  return sum === undefined && divisor === null && Math.fround(weight) === 1;
+}
+
+/** The gradient's data as the output, its reference count raised (the engine wraps it in a new tensor). */
+function shared(backend: { incRef(dataId: object): void }, gradient: tf.TensorInfo): tf.TensorInfo {
+  backend.incRef(gradient.dataId);
+  return { dataId: gradient.dataId, shape: gradient.shape, dtype: 'float32' };
+}
+
+/** The check of a gradient on the wasm heap, read-only. */
+function checkOnHeap(backend: WasmBackend, simd: SimdKernels | null, gradient: tf.TensorInfo): number {
+  const g = heapF32(backend, gradient);
+  const whole = simd ? g.length - (g.length % 16) : 0;
+  const bad = simd && whole > 0 ? simd.checkFinite(g.byteOffset, 4 * whole) : 0;
+  return bad + checkLoop(g, whole);
+}
+
 /** One sum on the wasm heap, its output already allocated; returns its check. */
 function addOnHeap(backend: WasmBackend, simd: SimdKernels | null, sum: tf.TensorInfo | undefined, gradient: tf.TensorInfo, out: tf.TensorInfo, weight: number, divisor: number | null = null): number {
   const g = heapF32(backend, gradient);
@@ -87,12 +120,13 @@ function addCheckedAllWasm(): KernelFn {
   return (args: KernelArgs) => {
     const backend = args.backend as WasmBackend;
     const { sums, gradients, weight, divisor } = inputsOfAll(args);
-    const outs = gradients.map((g) => backend.makeOutput(g.shape, 'float32'));
+    const adopted = sums.map((s) => adopts(s, weight, divisor));
+    const outs = gradients.map((g, i) => (adopted[i] ? shared(backend, g) : backend.makeOutput(g.shape, 'float32')));
     const check = backend.makeOutput([], 'float32');
     // Views after the last allocation: a growing heap detaches older ones.
     const simd = simdKernels(backend);
     let bad = 0;
-    gradients.forEach((g, i) => (bad += addOnHeap(backend, simd, sums[i], g, outs[i], weight, divisor)));
+    gradients.forEach((g, i) => (bad += adopted[i] ? checkOnHeap(backend, simd, g) : addOnHeap(backend, simd, sums[i], g, outs[i], weight, divisor)));
     heapF32(backend, check)[0] = bad;
     return [...outs, check];
   };
@@ -104,8 +138,12 @@ function addCheckedAllCpu(): KernelFn {
     const { sums, gradients, weight, divisor } = inputsOfAll(args);
     let bad = 0;
     const outs = gradients.map((g, i) => {
-      const out = new Float32Array(sizeOf(g.shape));
       const s = sums[i];
+      if (adopts(s, weight, divisor)) {
+        bad += checkLoop(cpuValues(backend, g), 0);
+        return shared(backend, g);
+      }
+      const out = new Float32Array(sizeOf(g.shape));
       bad += scalarLoop(s ? cpuValues(backend, s) : null, cpuValues(backend, g), out, 0, weight, divisor);
       return backend.makeTensorInfo(g.shape, 'float32', out);
     });

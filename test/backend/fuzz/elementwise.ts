@@ -196,3 +196,42 @@ export const addCheckedAllFamily: Family<AddCheckedAllCase> = {
   },
   tolerance: 0,
 };
+
+interface FirstMicroStepCase {
+  /** Each variable's gradient shape and a lone non-finite value (or none). */
+  parts: { x: number[]; lone: { at: number; value: number } | null }[];
+  values: Values;
+  seed: number;
+}
+
+/**
+ * addCheckedAll as every window's first micro-step of `GradientAccumulator.step` calls it: no
+ * running sums, weight 1, no divisor. The kernel shares each gradient's data as its new sum and
+ * only checks it (a read-only pass, `checkFinite` on wasm). The family above reaches this case
+ * in about one case of twenty; here every case is one, with sizes past several SIMD iterations
+ * and a lone non-finite value in most variables, so that a check that skips a vector of an
+ * iteration, the tail, or a variable is caught.
+ */
+export const addCheckedAllFirstFamily: Family<FirstMicroStepCase> = {
+  name: "addCheckedAll on a window's first micro-step (no sums, weight 1: the gradient shared and checked)",
+  kernels: ['TfjsAccumulateAddCheckedAll'],
+  cases: fc.record({
+    parts: fc.array(fc.record({ x: shapeArb(2, 90), lone: fc.option(fc.record({ at: fc.nat(), value: fc.constantFrom(Infinity, -Infinity, NaN) }), { nil: null, freq: 3 }) }), { minLength: 2, maxLength: 6 }),
+    values: fc.constantFrom<Values>('random', 'random', 'specials'),
+    seed: fc.integer({ min: 1, max: 1e6 }),
+  }),
+  describe: (c) => `${c.parts.map((p) => `${dims(p.x)}${p.lone ? ` (${p.lone.value} at ${p.lone.at})` : ''}`).join(', ')} (${c.values} values)`,
+  run: (c) => {
+    const gradients = c.parts.map((p, i) => {
+      const size = p.x.reduce((a, b) => a * b, 1);
+      const values = valuesOf(size, c.seed + 7 * i, c.values);
+      if (p.lone && size > 0) values[p.lone.at % size] = p.lone.value;
+      return tf.tensor(values, p.x);
+    });
+    const { sums, check } = addCheckedAll(gradients.map(() => null), gradients, 1);
+    // Read after the gradients are gone: a shared sum must hold its own reference to the data.
+    tf.dispose(gradients);
+    return [...sums, tf.abs(check)];
+  },
+  tolerance: 0,
+};
