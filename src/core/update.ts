@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import type { CheckedAccumulatorArgs, MicroStepOutcome, StepResult, UpdateResult } from './accumulatorArgs';
-import { addIntoSums } from './accumulation';
+import { addIntoSumsRead } from './accumulation';
 import { applyWindow, recordNorm, updateSettings } from './applyWindow';
 import { startAverages } from './ema';
 import { argumentError, verbatim } from './errors';
@@ -168,25 +168,25 @@ export function sumAndRead(
   count: number,
   divisor: number | null = null,
 ): { sums: (tf.Tensor | null)[]; loss: number; probe: number; count: number } {
-  const added = addIntoSums(sums, gradients, factor, divisor);
+  // Only the scalars that exist are read, and the kernel that adds writes them beside the probe
+  // (addIntoSumsRead): stand-ins for the others, or a stack, were more tfjs ops per micro-step.
+  // A count known on the host reads back as the float32 it became on the device before.
+  const carry: tf.Scalar[] = [];
+  if (meanLoss !== null) carry.push(meanLoss);
+  if (countTensor !== null) carry.push(countTensor);
+  const added = addIntoSumsRead(sums, gradients, factor, divisor, carry);
   try {
-    // Only the scalars that exist are read: stand-ins for the others and the stack were up to
-    // three more tfjs ops per micro-step. A count known on the host reads back as the float32
-    // it became on the device before.
-    const read = [meanLoss, added.probe, countTensor].filter((t): t is tf.Scalar => t !== null);
-    const check = read.length === 1 ? read[0] : tf.tidy(() => tf.stack(read));
-    const values = check.dataSync();
-    if (check !== added.probe) check.dispose();
+    const values = added.read.dataSync();
     let k = 0;
     const loss = meanLoss === null ? 0 : values[k++];
-    const probe = values[k++];
-    const readCount = countTensor === null ? Math.fround(count) : values[k];
+    const readCount = countTensor === null ? Math.fround(count) : values[k++];
+    const probe = values[k];
     return { sums: added.sums, loss, probe, count: readCount };
   } catch (error) {
     tf.dispose(added.sums.filter((s, i): s is tf.Tensor => s !== null && s !== sums[i]));
     throw error;
   } finally {
-    added.probe.dispose();
+    added.read.dispose();
   }
 }
 

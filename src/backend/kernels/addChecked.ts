@@ -105,29 +105,38 @@ function addCheckedCpu(): KernelFn {
 }
 
 /** The inputs of `addCheckedAll`'s kernel: `g<i>` for every gradient, `s<i>` where it has a running sum. */
-function inputsOfAll(args: KernelArgs): { sums: (tf.TensorInfo | undefined)[]; gradients: tf.TensorInfo[]; weight: number; divisor: number | null } {
-  const { count, weight, divide, divisor } = args.attrs as { count: number; weight: number; divide: boolean; divisor: number };
+function inputsOfAll(args: KernelArgs): { sums: (tf.TensorInfo | undefined)[]; gradients: tf.TensorInfo[]; weight: number; divisor: number | null; carry: tf.TensorInfo[] } {
+  const { count, weight, divide, divisor, carried } = args.attrs as { count: number; weight: number; divide: boolean; divisor: number; carried?: number };
   const gradients: tf.TensorInfo[] = [];
   const sums: (tf.TensorInfo | undefined)[] = [];
   for (let i = 0; i < count; i++) {
     gradients.push(args.inputs[`g${i}`] as tf.TensorInfo);
     sums.push(args.inputs[`s${i}`]);
   }
-  return { sums, gradients, weight, divisor: divide ? divisor : null };
+  const carry: tf.TensorInfo[] = [];
+  for (let j = 0; j < (carried ?? 0); j++) carry.push(args.inputs[`r${j}`] as tf.TensorInfo);
+  return { sums, gradients, weight, divisor: divide ? divisor : null, carry };
+}
+
+/** The shape of the check output: a scalar, or the carried scalars and the check (`addCheckedAllRead`). */
+function checkShape(carry: readonly tf.TensorInfo[]): number[] {
+  return carry.length === 0 ? [] : [carry.length + 1];
 }
 
 function addCheckedAllWasm(): KernelFn {
   return (args: KernelArgs) => {
     const backend = args.backend as WasmBackend;
-    const { sums, gradients, weight, divisor } = inputsOfAll(args);
+    const { sums, gradients, weight, divisor, carry } = inputsOfAll(args);
     const adopted = sums.map((s) => adopts(s, weight, divisor));
     const outs = gradients.map((g, i) => (adopted[i] ? shared(backend, g) : backend.makeOutput(g.shape, 'float32')));
-    const check = backend.makeOutput([], 'float32');
+    const check = backend.makeOutput(checkShape(carry), 'float32');
     // Views after the last allocation: a growing heap detaches older ones.
     const simd = simdKernels(backend);
     let bad = 0;
     gradients.forEach((g, i) => (bad += adopted[i] ? checkOnHeap(backend, simd, g) : addOnHeap(backend, simd, sums[i], g, outs[i], weight, divisor)));
-    heapF32(backend, check)[0] = bad;
+    const read = heapF32(backend, check);
+    carry.forEach((t, j) => (read[j] = heapF32(backend, t)[0]));
+    read[carry.length] = bad;
     return [...outs, check];
   };
 }
@@ -135,7 +144,7 @@ function addCheckedAllWasm(): KernelFn {
 function addCheckedAllCpu(): KernelFn {
   return (args: KernelArgs) => {
     const backend = args.backend as CpuBackend;
-    const { sums, gradients, weight, divisor } = inputsOfAll(args);
+    const { sums, gradients, weight, divisor, carry } = inputsOfAll(args);
     let bad = 0;
     const outs = gradients.map((g, i) => {
       const s = sums[i];
@@ -147,7 +156,8 @@ function addCheckedAllCpu(): KernelFn {
       bad += scalarLoop(s ? cpuValues(backend, s) : null, cpuValues(backend, g), out, 0, weight, divisor);
       return backend.makeTensorInfo(g.shape, 'float32', out);
     });
-    return [...outs, backend.makeTensorInfo([], 'float32', new Float32Array([bad]))];
+    const read = Float32Array.from([...carry.map((t) => cpuValues(backend, t)[0]), bad]);
+    return [...outs, backend.makeTensorInfo(checkShape(carry), 'float32', read)];
   };
 }
 
