@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
-import { addCheckedAll } from './addChecked';
+import { addCheckedAllRead } from './addChecked';
 
 /**
  * The pure tensor math of gradient accumulation: adding into the sums, the one division, the
@@ -27,16 +27,33 @@ import { addCheckedAll } from './addChecked';
  *   element is NaN or ±Infinity.
  */
 export function addIntoSums(sums: readonly (tf.Tensor | null)[], gradients: readonly (tf.Tensor | null)[], factor: number, divisor: number | null = null): { sums: (tf.Tensor | null)[]; probe: tf.Scalar } {
+  const { sums: next, read } = addIntoSumsRead(sums, gradients, factor, divisor, []);
+  return { sums: next, probe: read as tf.Scalar };
+}
+
+/**
+ * {@link addIntoSums} whose probe comes back after the values of `carry` (float32 scalars: a
+ * micro-batch's loss, its count) in one float32 vector `[...carry, probe]`, ready for the
+ * micro-step's one host read (`sumAndRead`, update.ts; see `addCheckedAllRead`).
+ */
+export function addIntoSumsRead(
+  sums: readonly (tf.Tensor | null)[],
+  gradients: readonly (tf.Tensor | null)[],
+  factor: number,
+  divisor: number | null,
+  carry: readonly tf.Tensor[],
+): { sums: (tf.Tensor | null)[]; read: tf.Tensor } {
   if (sums.length !== gradients.length) throw new Error(`addIntoSums: ${sums.length} sums for ${gradients.length} gradients.`);
   if (divisor !== null && sums.some((s, i) => s !== null && gradients[i] === null)) {
     throw new Error('addIntoSums: with a divisor, every sum needs a gradient: a sum kept as it is would not be divided.');
   }
   // The variables with a gradient, added in one call (addCheckedAll); the others keep their sum.
-  const at = gradients.flatMap((g, i) => (g === null ? [] : [i]));
-  const added = addCheckedAll(at.map((i) => sums[i]), at.map((i) => gradients[i] as tf.Tensor), factor, divisor);
+  const at: number[] = [];
+  for (let i = 0; i < gradients.length; i++) if (gradients[i] !== null) at.push(i);
+  const added = addCheckedAllRead(at.map((i) => sums[i]), at.map((i) => gradients[i] as tf.Tensor), factor, divisor, carry);
   const next = [...sums];
   at.forEach((i, k) => (next[i] = added.sums[k]));
-  return { sums: next, probe: added.check };
+  return { sums: next, read: added.read };
 }
 
 /**

@@ -68,18 +68,42 @@ export function addChecked(sum: tf.Tensor | null, gradient: tf.Tensor, weight = 
  * `addChecked` calls and the `addN` of their checks) as in the adds themselves. Where the
  * backend has the kernel (wasm, cpu with the fast kernels installed) this is one kernel call;
  * elsewhere it is `addChecked` per variable and the `addN`. Pure: no input is changed or disposed.
+ * Where a new sum is the gradient itself (no running sum, weight 1, no divisor: a window's first
+ * micro-step) the kernel only checks it and the new sum shares the gradient's data, as
+ * `tf.clone` does (tfjs tensors are immutable): one read instead of a copy.
  *
  * @param divisor When given, each new sum comes back divided by it, as `tf.div(sum, divisor)`
  *   would (a float32 division, bit for bit): the window's last micro-step hands the update its
  *   averages without another pass over every gradient. The check is still of the sums.
  */
 export function addCheckedAll(sums: readonly (tf.Tensor | null)[], gradients: readonly tf.Tensor[], weight = 1, divisor: number | null = null): { sums: tf.Tensor[]; check: tf.Scalar } {
+  const { sums: out, read } = addCheckedAllRead(sums, gradients, weight, divisor, []);
+  return { sums: out, check: read as tf.Scalar };
+}
+
+/**
+ * {@link addCheckedAll} whose check comes back after the values of `carry` (float32 scalars) in
+ * one float32 vector, `[...carry, check]`; a scalar, the check alone, when `carry` is empty.
+ *
+ * Why: an accumulator reads its micro-batch's loss (and count) and the check back in one host
+ * read (`sumAndRead`, update.ts). Stacking them was a `tf.stack` per micro-step, three more
+ * kernels and a scope; the kernel writes them beside the check instead. Exact: the values are
+ * copied, not computed. Pure: no input is changed or disposed.
+ */
+export function addCheckedAllRead(
+  sums: readonly (tf.Tensor | null)[],
+  gradients: readonly tf.Tensor[],
+  weight: number,
+  divisor: number | null,
+  carry: readonly tf.Tensor[],
+): { sums: tf.Tensor[]; read: tf.Tensor } {
   if (sums.length !== gradients.length) throw new Error(`addCheckedAll: ${sums.length} sums for ${gradients.length} gradients.`);
   const fused =
     gradients.length > 1 &&
     Number.isFinite(weight) &&
     (divisor === null || Number.isFinite(divisor)) &&
     gradients.every((g, i) => g instanceof tf.Tensor && g.dtype === 'float32' && (sums[i] === null || (sums[i] instanceof tf.Tensor && sums[i]?.dtype === 'float32' && tf.util.arraysEqual(sums[i]?.shape ?? [], g.shape)))) &&
+    carry.every((t) => t instanceof tf.Tensor && t.dtype === 'float32' && t.size === 1) &&
     tf.getKernel(ADD_CHECKED_ALL, tf.getBackend()) !== undefined;
   if (fused) {
     const inputs: tf.NamedTensorMap = {};
@@ -88,15 +112,17 @@ export function addCheckedAll(sums: readonly (tf.Tensor | null)[], gradients: re
       const s = sums[i];
       if (s !== null) inputs[`s${i}`] = s;
     });
-    const attrs = { weight, count: gradients.length, divide: divisor !== null, divisor: divisor ?? 1 };
+    carry.forEach((t, j) => (inputs[`r${j}`] = t));
+    const attrs = { weight, count: gradients.length, divide: divisor !== null, divisor: divisor ?? 1, carried: carry.length };
     const outs = tf.engine().runKernel(ADD_CHECKED_ALL, inputs, attrs) as unknown as tf.Tensor[];
-    return { sums: outs.slice(0, -1), check: outs[outs.length - 1] as tf.Scalar };
+    return { sums: outs.slice(0, -1), read: outs[outs.length - 1] };
   }
   // One variable, another backend, or arguments for addChecked to name.
   return tf.tidy(() => {
     const added = gradients.map((g, i) => addChecked(sums[i], g, weight));
     const checks = added.map((a) => a.check);
     const check = checks.length === 0 ? tf.scalar(0) : checks.length === 1 ? checks[0] : (tf.addN(checks) as tf.Scalar);
-    return { sums: added.map((a) => (divisor === null ? a.sum : tf.div(a.sum, divisor))), check };
+    const read = carry.length === 0 ? check : tf.stack([...carry.map((t) => tf.reshape(tf.cast(t, 'float32'), [])), check]);
+    return { sums: added.map((a) => (divisor === null ? a.sum : tf.div(a.sum, divisor))), read };
   });
 }

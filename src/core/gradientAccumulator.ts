@@ -135,11 +135,11 @@ export class GradientAccumulator {
       if (open.size === null) plan = { size: plan.size, scale: windowScale(plan.size, Number.isNaN(count) ? 1 : count) };
       return 2 ** -plan.scale;
     };
-    const { gradients, meanLoss, counted, count } = microBatchGradients(OWNER, this.averaging, lossFn, handed, sampleCount, undefined, factorFor);
+    const { gradients, objective, lossScale, counted, count } = microBatchGradients(OWNER, this.averaging, lossFn, handed, sampleCount, undefined, factorFor);
     try {
-      return this.accumulate({ handed, gradients, factor: 1, meanLoss, countTensor: count, count: counted.count, unit: counted.unit, microBatches: 1 }, plan);
+      return this.accumulate({ handed, gradients, factor: 1, loss: { objective, scale: lossScale }, countTensor: count, count: counted.count, unit: counted.unit, microBatches: 1 }, plan);
     } finally {
-      tf.dispose([...gradients.filter((g): g is tf.Tensor => g !== null), meanLoss, ...(count === null ? [] : [count])]);
+      tf.dispose([...gradients.filter((g): g is tf.Tensor => g !== null), objective, ...(count === null ? [] : [count])]);
     }
   }
 
@@ -166,7 +166,7 @@ export class GradientAccumulator {
     const plan = this.plan(samples ?? 1);
     // A mean gradient counts as the sum over its samples: scaled by them, and by the window's scale.
     const factor = (samples ?? 1) * 2 ** -plan.scale;
-    return this.accumulate({ handed, gradients, factor, meanLoss: null, countTensor: null, count: samples ?? 1, unit: samples === null ? 'micro-batches' : 'samples', microBatches: 1 }, plan);
+    return this.accumulate({ handed, gradients, factor, loss: null, countTensor: null, count: samples ?? 1, unit: samples === null ? 'micro-batches' : 'samples', microBatches: 1 }, plan);
   }
 
   /**
@@ -185,7 +185,7 @@ export class GradientAccumulator {
     this.averages.refuseInside('a micro-step (step, addGradients, addGradientSums)');
     const plan = this.plan(c.count / c.microBatches);
     const factor = 2 ** (c.scale - plan.scale);
-    return this.accumulate({ handed: c.handed, gradients: c.gradients, factor, meanLoss: null, countTensor: null, count: c.count, unit: c.unit, microBatches: c.microBatches, lossSum: c.lossSum }, plan);
+    return this.accumulate({ handed: c.handed, gradients: c.gradients, factor, loss: null, countTensor: null, count: c.count, unit: c.unit, microBatches: c.microBatches, lossSum: c.lossSum }, plan);
   }
 
   /**

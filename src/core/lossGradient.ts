@@ -130,10 +130,31 @@ export function countLoss(owner: string, averaging: Averaging, loss: unknown, sa
 }
 
 /**
+ * How a micro-batch's mean loss follows from the value of its objective: divided by `by`, or,
+ * for a `{ loss, count }` loss (`perCount`), by the count times `by`.
+ */
+export interface LossScale {
+  by: number;
+  perCount: boolean;
+}
+
+/**
+ * The mean loss from the objective's value (and the count, read with it), bit for bit what the
+ * float32 ops `tf.div(objective, tf.mul(count, by))` give: each float32 product and quotient is
+ * the double one rounded once (53 bits hold a product of two floats exactly, and a double
+ * quotient of two floats rounds to the float32 one). Why on the host: the division was a tfjs op
+ * and a scalar upload per micro-step; the objective is read in the micro-step's one host read anyway.
+ */
+export function meanLossOf(objective: number, scale: LossScale, count: number): number {
+  const by = scale.perCount ? Math.fround(count * Math.fround(scale.by)) : Math.fround(scale.by);
+  return by === 1 ? objective : Math.fround(objective / by);
+}
+
+/**
  * One micro-batch's forward and backward pass: the gradient of its summed loss for each of
- * `handed` (null where none), its mean loss (for logs and the finiteness check), how it counts,
- * and, for `{ loss, count }`, the count tensor (kept; the caller disposes it with the rest).
- * Nothing is left behind when `lossFn` throws.
+ * `handed` (null where none), the objective's value and how it gives the mean loss (for logs and
+ * the finiteness check, see {@link meanLossOf}), how it counts, and, for `{ loss, count }`, the
+ * count tensor (kept; the caller disposes it with the rest). Nothing is left behind when `lossFn` throws.
  *
  * @param scalarSamples The samples a scalar mean loss counts for under `"per-sample"` when
  *   `sampleCount` is left out (a worker of the parallel trainer knows its micro-batch's size,
@@ -151,7 +172,7 @@ export function microBatchGradients(
   sampleCount: number | undefined,
   scalarSamples?: number,
   factorFor: (count: number) => number = () => 1,
-): { gradients: (tf.Tensor | null)[]; meanLoss: tf.Scalar; counted: LossCount; count: tf.Scalar | null } {
+): { gradients: (tf.Tensor | null)[]; objective: tf.Scalar; lossScale: LossScale; counted: LossCount; count: tf.Scalar | null } {
   let counted: LossCount = { count: 1, unit: 'micro-batches', weight: 1 };
   let count: tf.Scalar | null = null;
   let factor = 1;
@@ -172,11 +193,7 @@ export function microBatchGradients(
       if (loss.rank === 1) return scaled(tf.sum(loss));
       return scaled(loss, counted.weight);
     }, handed);
-    // The mean loss from the scaled objective: dividing by (divisor × factor) is exact, a power of two.
-    const divisor = counted.unit === 'samples' ? counted.count : counted.unit === 'counts' ? (count as tf.Scalar) : 1;
-    const by = typeof divisor === 'number' ? divisor * factor : factor === 1 ? divisor : tf.mul(divisor, factor);
-    const meanLoss = (by === 1 ? value : tf.div(value, by)) as tf.Scalar;
-    return { gradients, meanLoss };
+    return { gradients, objective: value };
   });
   let result: ReturnType<typeof computed>;
   try {
@@ -185,5 +202,8 @@ export function microBatchGradients(
     if (count !== null) (count as tf.Scalar).dispose();
     throw error;
   }
-  return { ...result, counted: { ...counted, weight: 1 }, count };
+  // The mean loss is the scaled objective divided by (divisor × factor), on the host (meanLossOf).
+  const c = counted as LossCount;
+  const lossScale: LossScale = c.unit === 'counts' ? { by: factor, perCount: true } : { by: (c.unit === 'samples' ? c.count : 1) * factor, perCount: false };
+  return { ...result, lossScale, counted: { ...c, weight: 1 }, count };
 }

@@ -1,9 +1,10 @@
 import * as tf from '@tensorflow/tfjs';
 import type { CheckedAccumulatorArgs, MicroStepOutcome, StepResult, UpdateResult } from './accumulatorArgs';
-import { addIntoSums } from './accumulation';
+import { addIntoSumsRead } from './accumulation';
 import { applyWindow, recordNorm, updateSettings } from './applyWindow';
 import { startAverages } from './ema';
 import { argumentError, verbatim } from './errors';
+import { LossScale, meanLossOf } from './lossGradient';
 import { NonFiniteGradientError, NonFinitePolicy } from './nonFinite';
 import { AccumulatorCore, closedCore, copyCore, Counters, HeldState, OpenWindow, openedCore, Slot, Unit } from './state';
 
@@ -38,8 +39,8 @@ export interface Contribution {
   gradients: (tf.Tensor | null)[];
   /** What each gradient is multiplied by as it is added (see `addIntoSums`); 1 when the caller scaled it already. */
   factor: number;
-  /** The micro-batch's mean loss, read with the sums' check; null when unknown. Not disposed. */
-  meanLoss: tf.Scalar | null;
+  /** The micro-batch's objective, read with the sums' check, and how it gives the mean loss; null when unknown. Not disposed. */
+  loss: LossRead | null;
   /** The count a `{ loss, count }` returned, read with the loss; null otherwise. Not disposed. */
   countTensor: tf.Scalar | null;
   /** What it counts: samples, micro-batches or counts (NaN until `countTensor` is read). */
@@ -47,8 +48,14 @@ export interface Contribution {
   unit: Unit;
   /** Micro-batches it stands for: 1, or more for sums reduced elsewhere. */
   microBatches: number;
-  /** Σ (mean loss × count) of sums reduced elsewhere, or null when unknown; left out: computed from `meanLoss`. */
+  /** Σ (mean loss × count) of sums reduced elsewhere, or null when unknown; left out: computed from `loss`. */
   lossSum?: number | null;
+}
+
+/** A micro-batch's loss as the device has it: its objective's value and how the mean loss follows from it (see `meanLossOf`). */
+export interface LossRead {
+  objective: tf.Scalar;
+  scale: LossScale;
 }
 
 /** The window a contribution joins: the open one, or the one it opens now with this size and scale. */
@@ -126,17 +133,17 @@ export function addContribution(config: UpdateConfig, state: HeldState, c: Contr
     !before.window.poisoned &&
     divisor > 0 &&
     carried.every((s, i) => s === null || gradients[i] !== null);
-  const read = sumAndRead(carried, gradients, c.factor, c.meanLoss, c.countTensor, c.count, averaged ? divisor * 2 ** -before.window.scale : null);
+  const read = sumAndRead(carried, gradients, c.factor, c.loss, c.countTensor, c.count, averaged ? divisor * 2 ** -before.window.scale : null);
   const { sums } = read;
   try {
     const count = c.countTensor === null ? c.count : read.count;
-    const loss = c.meanLoss === null ? Number.NaN : read.loss;
+    const loss = c.loss === null ? Number.NaN : read.loss;
     const outcome = (window: OpenWindow, end: WindowEnd): MicroStepOutcome => ({ loss, sampleCount: count, window, ...end, windowSize: size });
-    if (!isMicroBatchFinite(config.owner, { loss: c.meanLoss === null ? null : loss, probe: read.probe, count, countFromLoss: c.countTensor !== null })) {
+    if (!isMicroBatchFinite(config.owner, { loss: c.loss === null ? null : loss, probe: read.probe, count, countFromLoss: c.countTensor !== null })) {
       const skipped = skipNonFinite(config, before, loss, c.microBatches);
       return { state: { core: skipped.core, slots }, outcome: { ...outcome(skipped.window, STILL_OPEN), skipped: skipped.skipped } };
     }
-    const lossSum = c.lossSum !== undefined ? c.lossSum : c.meanLoss === null ? null : count === 0 ? 0 : loss * count;
+    const lossSum = c.lossSum !== undefined ? c.lossSum : c.loss === null ? null : count === 0 ? 0 : loss * count;
     const next = copyCore(before);
     const w = next.window;
     next.counters.microStep += c.microBatches;
@@ -163,30 +170,31 @@ export function sumAndRead(
   sums: readonly (tf.Tensor | null)[],
   gradients: readonly (tf.Tensor | null)[],
   factor: number,
-  meanLoss: tf.Scalar | null,
+  lossRead: LossRead | null,
   countTensor: tf.Scalar | null,
   count: number,
   divisor: number | null = null,
 ): { sums: (tf.Tensor | null)[]; loss: number; probe: number; count: number } {
-  const added = addIntoSums(sums, gradients, factor, divisor);
+  // Only the scalars that exist are read, and the kernel that adds writes them beside the probe
+  // (addIntoSumsRead): stand-ins for the others, or a stack, were more tfjs ops per micro-step.
+  // A count known on the host reads back as the float32 it became on the device before.
+  const carry: tf.Scalar[] = [];
+  if (lossRead !== null) carry.push(lossRead.objective);
+  if (countTensor !== null) carry.push(countTensor);
+  const added = addIntoSumsRead(sums, gradients, factor, divisor, carry);
   try {
-    // Only the scalars that exist are read: stand-ins for the others and the stack were up to
-    // three more tfjs ops per micro-step. A count known on the host reads back as the float32
-    // it became on the device before.
-    const read = [meanLoss, added.probe, countTensor].filter((t): t is tf.Scalar => t !== null);
-    const check = read.length === 1 ? read[0] : tf.tidy(() => tf.stack(read));
-    const values = check.dataSync();
-    if (check !== added.probe) check.dispose();
+    const values = added.read.dataSync();
     let k = 0;
-    const loss = meanLoss === null ? 0 : values[k++];
-    const probe = values[k++];
-    const readCount = countTensor === null ? Math.fround(count) : values[k];
+    const objective = lossRead === null ? 0 : values[k++];
+    const readCount = countTensor === null ? Math.fround(count) : values[k++];
+    const probe = values[k];
+    const loss = lossRead === null ? 0 : meanLossOf(objective, lossRead.scale, readCount);
     return { sums: added.sums, loss, probe, count: readCount };
   } catch (error) {
     tf.dispose(added.sums.filter((s, i): s is tf.Tensor => s !== null && s !== sums[i]));
     throw error;
   } finally {
-    added.probe.dispose();
+    added.read.dispose();
   }
 }
 

@@ -103,11 +103,11 @@ export class Replica {
     } finally {
       tf.dispose([...xs.tensors, ...ys.tensors]);
     }
-    const { gradients, meanLoss, counted, count } = computed;
+    const { gradients, objective, lossScale, counted, count } = computed;
     let fresh: tf.Tensor[] = [];
     let finite = false;
     try {
-      const read = sumAndRead(part.sums, gradients, 1, meanLoss, count, counted.count);
+      const read = sumAndRead(part.sums, gradients, 1, { objective, scale: lossScale }, count, counted.count);
       fresh = read.sums.filter((s, i): s is tf.Tensor => s !== null && s !== part.sums[i]);
       finite = isMicroBatchFinite(OWNER, { loss: read.loss, probe: read.probe, count: read.count, countFromLoss: count !== null }, 'loss');
       this.reports.push({ index, loss: read.loss, count: read.count, finite, last });
@@ -121,7 +121,7 @@ export class Replica {
       }
     } finally {
       if (!finite) tf.dispose(fresh);
-      tf.dispose([meanLoss, ...(count === null ? [] : [count]), ...gradients.filter((g): g is tf.Tensor => g !== null)]);
+      tf.dispose([objective, ...(count === null ? [] : [count]), ...gradients.filter((g): g is tf.Tensor => g !== null)]);
       this.timing.computeMs += performance.now() - start;
       this.timing.microBatches += 1;
       const used = clockSince(clock);

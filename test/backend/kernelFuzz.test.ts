@@ -45,6 +45,7 @@ const FAMILIES: [Family<never>, number][] = [
   [elementwise.identity, 40],
   [elementwise.addCheckedFamily, 40],
   [elementwise.addCheckedAllFamily, 40],
+  [elementwise.addCheckedAllFirstFamily, 40],
   [reductions.sumMean, 60],
   [reductions.sumMeanGradients, 40],
   [batchNorm.batchNorm, 50],

@@ -6,7 +6,7 @@ import { PARITY_BACKENDS, useBackend } from '../helpers/kernelParity';
 import { batch, denseModel, meanLoss, split } from '../helpers';
 
 // sumAndRead's promise (update.ts), which chapter 1 shows a reader: a micro-step reads one tensor
-// back to the host, the loss and the finiteness probe stacked, on every backend. On a GPU a read
+// back to the host, the loss and the finiteness probe in one tensor, on every backend. On a GPU a read
 // is a stall; on cpu and wasm it is cheap, and a change that read the scalars one by one there
 // (a3f3c45, reverted) passed every unit test and failed only the chapter. This counts the reads.
 

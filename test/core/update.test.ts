@@ -27,7 +27,7 @@ function contribute(cfg: UpdateConfig, state: HeldState, w: tf.Variable, g: numb
   const gradients = [tf.scalar(g)];
   const meanLoss = tf.scalar(loss);
   try {
-    return addContribution(cfg, state, { handed: [w], gradients, factor: 2 ** -plan.scale, meanLoss, countTensor: null, count: 1, unit: 'micro-batches', microBatches: 1 }, plan);
+    return addContribution(cfg, state, { handed: [w], gradients, factor: 2 ** -plan.scale, loss: { objective: meanLoss, scale: { by: 1, perCount: false } }, countTensor: null, count: 1, unit: 'micro-batches', microBatches: 1 }, plan);
   } finally {
     tf.dispose([...gradients, meanLoss]);
   }

@@ -30,6 +30,39 @@ function scalarLoop(sum: Float32Array | null, gradient: Float32Array, out: Float
   return bad;
 }
 
+/** The check alone over `x` from `from` on (see `checkFinite` in wasmSimd.ts): Σ (x − x), 0 or NaN. */
+function checkLoop(x: Float32Array, from: number): number {
+  let bad = 0;
+  for (let i = from; i < x.length; i++) bad += x[i] - x[i];
+  return bad;
+}
+
+/**
+ * Whether the new sum is the gradient itself, bit for bit: no running sum, a weight that is 1 in
+ * float32 and no divisor (every window's first micro-step of `GradientAccumulator.step`, whose
+ * objective carries the scale). The kernel then checks the gradient and hands its data out
+ * shared, as the project's `Identity` does (identity.ts: tfjs tensors are immutable), instead of
+ * copying it into a new buffer: one read of the gradient instead of a read and a write, and no
+ * allocation of a weight-sized output.
+ */
+function adopts(sum: tf.TensorInfo | undefined, weight: number, divisor: number | null): boolean {
+  return sum === undefined && divisor === null && Math.fround(weight) === 1;
+}
+
+/** The gradient's data as the output, its reference count raised (the engine wraps it in a new tensor). */
+function shared(backend: { incRef(dataId: object): void }, gradient: tf.TensorInfo): tf.TensorInfo {
+  backend.incRef(gradient.dataId);
+  return { dataId: gradient.dataId, shape: gradient.shape, dtype: 'float32' };
+}
+
+/** The check of a gradient on the wasm heap, read-only. */
+function checkOnHeap(backend: WasmBackend, simd: SimdKernels | null, gradient: tf.TensorInfo): number {
+  const g = heapF32(backend, gradient);
+  const whole = simd ? g.length - (g.length % 16) : 0;
+  const bad = simd && whole > 0 ? simd.checkFinite(g.byteOffset, 4 * whole) : 0;
+  return bad + checkLoop(g, whole);
+}
+
 /** One sum on the wasm heap, its output already allocated; returns its check. */
 function addOnHeap(backend: WasmBackend, simd: SimdKernels | null, sum: tf.TensorInfo | undefined, gradient: tf.TensorInfo, out: tf.TensorInfo, weight: number, divisor: number | null = null): number {
   const g = heapF32(backend, gradient);
@@ -72,28 +105,38 @@ function addCheckedCpu(): KernelFn {
 }
 
 /** The inputs of `addCheckedAll`'s kernel: `g<i>` for every gradient, `s<i>` where it has a running sum. */
-function inputsOfAll(args: KernelArgs): { sums: (tf.TensorInfo | undefined)[]; gradients: tf.TensorInfo[]; weight: number; divisor: number | null } {
-  const { count, weight, divide, divisor } = args.attrs as { count: number; weight: number; divide: boolean; divisor: number };
+function inputsOfAll(args: KernelArgs): { sums: (tf.TensorInfo | undefined)[]; gradients: tf.TensorInfo[]; weight: number; divisor: number | null; carry: tf.TensorInfo[] } {
+  const { count, weight, divide, divisor, carried } = args.attrs as { count: number; weight: number; divide: boolean; divisor: number; carried?: number };
   const gradients: tf.TensorInfo[] = [];
   const sums: (tf.TensorInfo | undefined)[] = [];
   for (let i = 0; i < count; i++) {
     gradients.push(args.inputs[`g${i}`] as tf.TensorInfo);
     sums.push(args.inputs[`s${i}`]);
   }
-  return { sums, gradients, weight, divisor: divide ? divisor : null };
+  const carry: tf.TensorInfo[] = [];
+  for (let j = 0; j < (carried ?? 0); j++) carry.push(args.inputs[`r${j}`] as tf.TensorInfo);
+  return { sums, gradients, weight, divisor: divide ? divisor : null, carry };
+}
+
+/** The shape of the check output: a scalar, or the carried scalars and the check (`addCheckedAllRead`). */
+function checkShape(carry: readonly tf.TensorInfo[]): number[] {
+  return carry.length === 0 ? [] : [carry.length + 1];
 }
 
 function addCheckedAllWasm(): KernelFn {
   return (args: KernelArgs) => {
     const backend = args.backend as WasmBackend;
-    const { sums, gradients, weight, divisor } = inputsOfAll(args);
-    const outs = gradients.map((g) => backend.makeOutput(g.shape, 'float32'));
-    const check = backend.makeOutput([], 'float32');
+    const { sums, gradients, weight, divisor, carry } = inputsOfAll(args);
+    const adopted = sums.map((s) => adopts(s, weight, divisor));
+    const outs = gradients.map((g, i) => (adopted[i] ? shared(backend, g) : backend.makeOutput(g.shape, 'float32')));
+    const check = backend.makeOutput(checkShape(carry), 'float32');
     // Views after the last allocation: a growing heap detaches older ones.
     const simd = simdKernels(backend);
     let bad = 0;
-    gradients.forEach((g, i) => (bad += addOnHeap(backend, simd, sums[i], g, outs[i], weight, divisor)));
-    heapF32(backend, check)[0] = bad;
+    gradients.forEach((g, i) => (bad += adopted[i] ? checkOnHeap(backend, simd, g) : addOnHeap(backend, simd, sums[i], g, outs[i], weight, divisor)));
+    const read = heapF32(backend, check);
+    carry.forEach((t, j) => (read[j] = heapF32(backend, t)[0]));
+    read[carry.length] = bad;
     return [...outs, check];
   };
 }
@@ -101,15 +144,20 @@ function addCheckedAllWasm(): KernelFn {
 function addCheckedAllCpu(): KernelFn {
   return (args: KernelArgs) => {
     const backend = args.backend as CpuBackend;
-    const { sums, gradients, weight, divisor } = inputsOfAll(args);
+    const { sums, gradients, weight, divisor, carry } = inputsOfAll(args);
     let bad = 0;
     const outs = gradients.map((g, i) => {
-      const out = new Float32Array(sizeOf(g.shape));
       const s = sums[i];
+      if (adopts(s, weight, divisor)) {
+        bad += checkLoop(cpuValues(backend, g), 0);
+        return shared(backend, g);
+      }
+      const out = new Float32Array(sizeOf(g.shape));
       bad += scalarLoop(s ? cpuValues(backend, s) : null, cpuValues(backend, g), out, 0, weight, divisor);
       return backend.makeTensorInfo(g.shape, 'float32', out);
     });
-    return [...outs, backend.makeTensorInfo([], 'float32', new Float32Array([bad]))];
+    const read = Float32Array.from([...carry.map((t) => cpuValues(backend, t)[0]), bad]);
+    return [...outs, backend.makeTensorInfo(checkShape(carry), 'float32', read)];
   };
 }
 

@@ -7,6 +7,7 @@ import * as tf from '@tensorflow/tfjs';
 export interface CpuBackend {
   data: { get(dataId: object): { values: unknown } };
   makeTensorInfo(shape: number[], dtype: tf.DataType, values: Float32Array): tf.TensorInfo;
+  incRef(dataId: object): void;
 }
 
 /** The float32 values of a cpu tensor (shared, not copied: read them, never write). */

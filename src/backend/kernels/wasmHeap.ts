@@ -10,6 +10,7 @@ export interface WasmBackend {
   dataIdMap: { get(dataId: object): { id: number; memoryOffset: number } | undefined; has(dataId: object): boolean };
   makeOutput(shape: number[], dtype: tf.DataType): tf.TensorInfo;
   disposeData(dataId: object, force?: boolean): boolean;
+  incRef(dataId: object): void;
 }
 
 /**

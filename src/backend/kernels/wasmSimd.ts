@@ -86,6 +86,8 @@ export interface SimdKernels {
   addCheckedDiv(sum: number, gradient: number, out: number, bytes: number, weight: number, divisor: number): number;
   /** `scaleChecked` writing each value divided by `divisor`; the check is of the undivided values. */
   scaleCheckedDiv(gradient: number, out: number, bytes: number, weight: number, divisor: number): number;
+  /** The check alone, reading `x` and writing nothing: Σ (x[i] − x[i]) over `bytes` (a multiple of 64). */
+  checkFinite(x: number, bytes: number): number;
 }
 
 /** affine(x, y, params, rows, cb): locals end=5, j=6, p1=7, p2=8. */
@@ -278,9 +280,43 @@ function checkedFn(withSum: boolean, divide = false): Fn {
   };
 }
 
+/**
+ * checkFinite(x, bytes) -> f32: `checkedFn`'s check without the arithmetic or the store, for a
+ * new sum that is the gradient itself (no running sum, weight 1: addCheckedAll shares the
+ * gradient's data instead of copying it). Four checks per iteration, as there.
+ * i32 locals: i=2; v128 locals: v=3, bad0..bad3=4..7.
+ */
+function checkFiniteFn(): Fn {
+  const [x, bytes, i, v] = [0, 1, 2, 3];
+  const bad = [4, 5, 6, 7];
+  const vector = (k: number) => [
+    ...get(x), ...get(i), ADD, ...load(16 * k), ...set(v),
+    ...get(bad[k]), ...get(v), ...get(v), ...F32_SUB, ...F32_ADD, ...set(bad[k]),
+  ];
+  const lane = (n: number) => [...get(bad[0]), ...EXTRACT_LANE(n)];
+  return {
+    name: 'checkFinite',
+    params: 2,
+    paramTypes: [I32, I32],
+    result: F32,
+    locals: [[1, I32], [5, V128]],
+    body: [
+      ...BLOCK,
+      ...get(bytes), 0x45 /* i32.eqz */, ...brIf(0),
+      ...LOOP,
+      ...vector(0), ...vector(1), ...vector(2), ...vector(3),
+      ...get(i), ...i32(64), ADD, ...tee(i), ...get(bytes), LT_U, ...brIf(0),
+      END,
+      END,
+      ...get(bad[0]), ...get(bad[1]), ...F32_ADD, ...get(bad[2]), ...F32_ADD, ...get(bad[3]), ...F32_ADD, ...set(bad[0]),
+      ...lane(0), ...lane(1), F32_SCALAR_ADD, ...lane(2), F32_SCALAR_ADD, ...lane(3), F32_SCALAR_ADD,
+    ],
+  };
+}
+
 /** The module's bytes: imports `env.memory`, exports the functions of {@link SimdKernels}. */
 export function simdModuleBytes(): Uint8Array {
-  return moduleBytes([affineFn(), maxPoolGradFn(), batchNormGradSumsFn(), checkedFn(true), checkedFn(false), checkedFn(true, true), checkedFn(false, true)], { import: true });
+  return moduleBytes([affineFn(), maxPoolGradFn(), batchNormGradSumsFn(), checkedFn(true), checkedFn(false), checkedFn(true, true), checkedFn(false, true), checkFiniteFn()], { import: true });
 }
 
 const instances = new WeakMap<WebAssembly.Memory, SimdKernels | null>();

@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import fc from 'fast-check';
-import { addChecked, addCheckedAll } from '../../../src/core/addChecked';
+import { addChecked, addCheckedAll, addCheckedAllRead } from '../../../src/core/addChecked';
 import { randomValues } from '../../helpers/kernelParity';
 import { dim, dims, Family } from './harness';
 
@@ -164,7 +164,27 @@ interface AddCheckedAllCase {
   weight: number;
   /** The window's divisor on its last micro-step (sums come back divided), or null. */
   divisor: number | null;
+  /** Scalars read back with the check (a micro-batch's loss and count, addCheckedAllRead); none: addCheckedAll. */
+  carry: number[];
   seed: number;
+}
+
+/** Values a micro-step reads back beside its check: losses, counts, and what a bad loss gives. */
+const carryArb = fc.array(fc.oneof(fc.constantFrom(0, -0, 16, 3e38, Infinity, -Infinity, NaN), fc.double({ min: -1e6, max: 1e6, noNaN: true })), { maxLength: 2 });
+
+/**
+ * The new sums, then the carried values and the check's magnitude: the check is 0 or NaN and
+ * its sign is not part of the contract; the carried values must come back bit for bit.
+ */
+function addedOutputs(sums: readonly (tf.Tensor | null)[], gradients: readonly tf.Tensor[], weight: number, divisor: number | null, carry: number[]): tf.Tensor[] {
+  if (carry.length === 0) {
+    const { sums: out, check } = addCheckedAll(sums, gradients, weight, divisor);
+    return [...out, tf.abs(check)];
+  }
+  const scalars = carry.map((v) => tf.scalar(v));
+  const { sums: out, read } = addCheckedAllRead(sums, gradients, weight, divisor, scalars);
+  tf.dispose(scalars);
+  return [...out, tf.slice(read, 0, carry.length), tf.abs(tf.slice(read, carry.length, 1))];
 }
 
 export const addCheckedAllFamily: Family<AddCheckedAllCase> = {
@@ -178,10 +198,11 @@ export const addCheckedAllFamily: Family<AddCheckedAllCase> = {
     values: fc.constantFrom<Values>('random', 'specials'),
     weight: fc.oneof(fc.constant(1), fc.constant(0.25), fc.double({ min: -4, max: 4, noNaN: true })),
     divisor: fc.option(fc.oneof(fc.constant(16), fc.constant(3), fc.double({ min: 1e-3, max: 1e4, noNaN: true })), { nil: null }),
+    carry: carryArb,
     seed: fc.integer({ min: 1, max: 1e6 }),
   }),
   describe: (c) =>
-    `${c.parts.map((p) => `${dims(p.x)}${p.withSum ? ' onto a sum' : ''}${p.lone ? ` (${p.lone.value} at ${p.lone.at})` : ''}`).join(', ')} (${c.values} values) weight ${c.weight}${c.divisor === null ? '' : ` divided by ${c.divisor}`}`,
+    `${c.parts.map((p) => `${dims(p.x)}${p.withSum ? ' onto a sum' : ''}${p.lone ? ` (${p.lone.value} at ${p.lone.at})` : ''}`).join(', ')} (${c.values} values) weight ${c.weight}${c.divisor === null ? '' : ` divided by ${c.divisor}`}${c.carry.length === 0 ? '' : `, carrying ${c.carry.join(', ')}`}`,
   run: (c) => {
     const gradients = c.parts.map((p, i) => {
       const size = p.x.reduce((a, b) => a * b, 1);
@@ -190,9 +211,49 @@ export const addCheckedAllFamily: Family<AddCheckedAllCase> = {
       return tf.tensor(values, p.x);
     });
     const sums = c.parts.map((p, i) => (p.withSum ? tensorOf(p.x, c.seed + 7 * i + 1) : null));
-    const { sums: out, check } = addCheckedAll(sums, gradients, c.weight, c.divisor);
-    // The check is 0 or NaN; its sign is not part of the contract.
-    return [...out, tf.abs(check)];
+    return addedOutputs(sums, gradients, c.weight, c.divisor, c.carry);
+  },
+  tolerance: 0,
+};
+
+interface FirstMicroStepCase {
+  /** Each variable's gradient shape and a lone non-finite value (or none). */
+  parts: { x: number[]; lone: { at: number; value: number } | null }[];
+  values: Values;
+  /** The micro-batch's loss (and count) read back with the check, as `step` reads them. */
+  carry: number[];
+  seed: number;
+}
+
+/**
+ * addCheckedAll as every window's first micro-step of `GradientAccumulator.step` calls it: no
+ * running sums, weight 1, no divisor. The kernel shares each gradient's data as its new sum and
+ * only checks it (a read-only pass, `checkFinite` on wasm). The family above reaches this case
+ * in about one case of twenty; here every case is one, with sizes past several SIMD iterations
+ * and a lone non-finite value in most variables, so that a check that skips a vector of an
+ * iteration, the tail, or a variable is caught.
+ */
+export const addCheckedAllFirstFamily: Family<FirstMicroStepCase> = {
+  name: "addCheckedAll on a window's first micro-step (no sums, weight 1: the gradient shared and checked)",
+  kernels: ['TfjsAccumulateAddCheckedAll'],
+  cases: fc.record({
+    parts: fc.array(fc.record({ x: shapeArb(2, 90), lone: fc.option(fc.record({ at: fc.nat(), value: fc.constantFrom(Infinity, -Infinity, NaN) }), { nil: null, freq: 3 }) }), { minLength: 2, maxLength: 6 }),
+    values: fc.constantFrom<Values>('random', 'random', 'specials'),
+    carry: carryArb,
+    seed: fc.integer({ min: 1, max: 1e6 }),
+  }),
+  describe: (c) => `${c.parts.map((p) => `${dims(p.x)}${p.lone ? ` (${p.lone.value} at ${p.lone.at})` : ''}`).join(', ')} (${c.values} values)${c.carry.length === 0 ? '' : `, carrying ${c.carry.join(', ')}`}`,
+  run: (c) => {
+    const gradients = c.parts.map((p, i) => {
+      const size = p.x.reduce((a, b) => a * b, 1);
+      const values = valuesOf(size, c.seed + 7 * i, c.values);
+      if (p.lone && size > 0) values[p.lone.at % size] = p.lone.value;
+      return tf.tensor(values, p.x);
+    });
+    const out = addedOutputs(gradients.map(() => null), gradients, 1, null, c.carry);
+    // Read after the gradients are gone: a shared sum must hold its own reference to the data.
+    tf.dispose(gradients);
+    return out;
   },
   tolerance: 0,
 };
