@@ -230,6 +230,26 @@ function batchNormGradSumsFn(): Fn {
 }
 
 /**
+ * The loop of the checked kernels, over `bytes` (a multiple of 64) four vectors at a time, then
+ * the four check registers summed into one f32: 0, or NaN when any value was not finite.
+ */
+function checkedLoop(vector: (k: number) => number[], at: { i: number; bytes: number; bad: number[] }): number[] {
+  const { i, bytes, bad } = at;
+  const lane = (n: number) => [...get(bad[0]), ...EXTRACT_LANE(n)];
+  return [
+    ...BLOCK,
+    ...get(bytes), 0x45 /* i32.eqz */, ...brIf(0),
+    ...LOOP,
+    ...vector(0), ...vector(1), ...vector(2), ...vector(3),
+    ...get(i), ...i32(64), ADD, ...tee(i), ...get(bytes), LT_U, ...brIf(0),
+    END,
+    END,
+    ...get(bad[0]), ...get(bad[1]), ...F32_ADD, ...get(bad[2]), ...F32_ADD, ...get(bad[3]), ...F32_ADD, ...set(bad[0]),
+    ...lane(0), ...lane(1), F32_SCALAR_ADD, ...lane(2), F32_SCALAR_ADD, ...lane(3), F32_SCALAR_ADD,
+  ];
+}
+
+/**
  * addChecked(sum, gradient, out, bytes, weight: f32) -> f32, or without `sum` scaleChecked, and
  * with `divide` the same with a last f32 parameter, the divisor (addCheckedDiv, scaleCheckedDiv);
  * `bytes` a multiple of 64. i32 locals: i; v128 locals: w, o, bad0..bad3, d.
@@ -256,7 +276,6 @@ function checkedFn(withSum: boolean, divide = false): Fn {
       ...get(bad[k]), ...get(o), ...get(o), ...F32_SUB, ...F32_ADD, ...set(bad[k]),
     ];
   };
-  const lane = (n: number) => [...get(bad[0]), ...EXTRACT_LANE(n)];
   const params = withSum ? [I32, I32, I32, I32, F32] : [I32, I32, I32, F32];
   return {
     name: `${withSum ? 'addChecked' : 'scaleChecked'}${divide ? 'Div' : ''}`,
@@ -267,15 +286,7 @@ function checkedFn(withSum: boolean, divide = false): Fn {
     body: [
       ...get(weight), ...F32X4_SPLAT, ...set(w),
       ...(divide ? [...get(divisor), ...F32X4_SPLAT, ...set(d)] : []),
-      ...BLOCK,
-      ...get(bytes), 0x45 /* i32.eqz */, ...brIf(0),
-      ...LOOP,
-      ...vector(0), ...vector(1), ...vector(2), ...vector(3),
-      ...get(i), ...i32(64), ADD, ...tee(i), ...get(bytes), LT_U, ...brIf(0),
-      END,
-      END,
-      ...get(bad[0]), ...get(bad[1]), ...F32_ADD, ...get(bad[2]), ...F32_ADD, ...get(bad[3]), ...F32_ADD, ...set(bad[0]),
-      ...lane(0), ...lane(1), F32_SCALAR_ADD, ...lane(2), F32_SCALAR_ADD, ...lane(3), F32_SCALAR_ADD,
+      ...checkedLoop(vector, { i, bytes, bad }),
     ],
   };
 }
@@ -293,7 +304,6 @@ function checkFiniteFn(): Fn {
     ...get(x), ...get(i), ADD, ...load(16 * k), ...set(v),
     ...get(bad[k]), ...get(v), ...get(v), ...F32_SUB, ...F32_ADD, ...set(bad[k]),
   ];
-  const lane = (n: number) => [...get(bad[0]), ...EXTRACT_LANE(n)];
   return {
     name: 'checkFinite',
     params: 2,
@@ -301,15 +311,7 @@ function checkFiniteFn(): Fn {
     result: F32,
     locals: [[1, I32], [5, V128]],
     body: [
-      ...BLOCK,
-      ...get(bytes), 0x45 /* i32.eqz */, ...brIf(0),
-      ...LOOP,
-      ...vector(0), ...vector(1), ...vector(2), ...vector(3),
-      ...get(i), ...i32(64), ADD, ...tee(i), ...get(bytes), LT_U, ...brIf(0),
-      END,
-      END,
-      ...get(bad[0]), ...get(bad[1]), ...F32_ADD, ...get(bad[2]), ...F32_ADD, ...get(bad[3]), ...F32_ADD, ...set(bad[0]),
-      ...lane(0), ...lane(1), F32_SCALAR_ADD, ...lane(2), F32_SCALAR_ADD, ...lane(3), F32_SCALAR_ADD,
+      ...checkedLoop(vector, { i, bytes, bad }),
     ],
   };
 }

@@ -204,17 +204,22 @@ export const addCheckedAllFamily: Family<AddCheckedAllCase> = {
   describe: (c) =>
     `${c.parts.map((p) => `${dims(p.x)}${p.withSum ? ' onto a sum' : ''}${p.lone ? ` (${p.lone.value} at ${p.lone.at})` : ''}`).join(', ')} (${c.values} values) weight ${c.weight}${c.divisor === null ? '' : ` divided by ${c.divisor}`}${c.carry.length === 0 ? '' : `, carrying ${c.carry.join(', ')}`}`,
   run: (c) => {
-    const gradients = c.parts.map((p, i) => {
-      const size = p.x.reduce((a, b) => a * b, 1);
-      const values = valuesOf(size, c.seed + 7 * i, c.values);
-      if (p.lone && size > 0) values[p.lone.at % size] = p.lone.value;
-      return tf.tensor(values, p.x);
-    });
+    const gradients = gradientsOf(c.parts, c.seed, c.values);
     const sums = c.parts.map((p, i) => (p.withSum ? tensorOf(p.x, c.seed + 7 * i + 1) : null));
     return addedOutputs(sums, gradients, c.weight, c.divisor, c.carry);
   },
   tolerance: 0,
 };
+
+/** Each part's gradient: seeded values of its kind, with its lone non-finite value put in. */
+function gradientsOf(parts: { x: number[]; lone: { at: number; value: number } | null }[], seed: number, kind: Values): tf.Tensor[] {
+  return parts.map((p, i) => {
+    const size = p.x.reduce((a, b) => a * b, 1);
+    const values = valuesOf(size, seed + 7 * i, kind);
+    if (p.lone && size > 0) values[p.lone.at % size] = p.lone.value;
+    return tf.tensor(values, p.x);
+  });
+}
 
 interface FirstMicroStepCase {
   /** Each variable's gradient shape and a lone non-finite value (or none). */
@@ -244,12 +249,7 @@ export const addCheckedAllFirstFamily: Family<FirstMicroStepCase> = {
   }),
   describe: (c) => `${c.parts.map((p) => `${dims(p.x)}${p.lone ? ` (${p.lone.value} at ${p.lone.at})` : ''}`).join(', ')} (${c.values} values)${c.carry.length === 0 ? '' : `, carrying ${c.carry.join(', ')}`}`,
   run: (c) => {
-    const gradients = c.parts.map((p, i) => {
-      const size = p.x.reduce((a, b) => a * b, 1);
-      const values = valuesOf(size, c.seed + 7 * i, c.values);
-      if (p.lone && size > 0) values[p.lone.at % size] = p.lone.value;
-      return tf.tensor(values, p.x);
-    });
+    const gradients = gradientsOf(c.parts, c.seed, c.values);
     const out = addedOutputs(gradients.map(() => null), gradients, 1, null, c.carry);
     // Read after the gradients are gone: a shared sum must hold its own reference to the data.
     tf.dispose(gradients);
