@@ -189,16 +189,14 @@ class Proxy:
             idents = self.routes.get(self.cell["msg_id"])
         if idents is None:
             return
+        self.front[channel].send_multipart([*idents, DELIM, *parts])
         if channel != "stdin" and json.loads(parts[1])["msg_type"].endswith("_reply"):
             self.routes.pop(parent.get("msg_id"), None)
             cell = self.cell
             if cell is not None and parent.get("msg_id") == cell["msg_id"]:
                 cell["failed"] = json.loads(parts[4]).get("status") == "error"
                 cell["replied"] = True
-                self.front[channel].send_multipart([*idents, DELIM, *parts])
                 self.finish_cell()
-                return
-        self.front[channel].send_multipart([*idents, DELIM, *parts])
 
     def next_cell(self):
         if self.cell is not None or not self.waiting:
