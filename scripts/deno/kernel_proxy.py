@@ -16,7 +16,11 @@ and forwards every message unchanged except:
   in order, so when the marker arrives the cell's output is complete. Late output stamped with
   the barrier's id is given back its cell's id; then the held `idle` goes out;
 - when a cell fails, the requests that waited behind it are answered `aborted`, as the kernel
-  itself does with `stop_on_error` (Run All stops at the failing cell).
+  itself does with `stop_on_error` (Run All stops at the failing cell), and so are those that
+  arrive in the next KERNEL_PROXY_STOP_ON_ERROR_TIMEOUT seconds (default 0.2). A front end's
+  Run All is one burst, but it leaves the browser over several milliseconds per cell, more on a
+  busy machine, so its tail can reach the proxy after a quick failing cell is done. ipykernel
+  (`stop_on_error_timeout`) and tslab (200 ms) close the same gap with the same kind of window.
 """
 import collections
 import json
@@ -88,6 +92,19 @@ class Proxy:
         self.routes = {}
         self.waiting = collections.deque()
         self.cell = None
+        # KERNEL_PROXY_TRACE=FILE appends one JSON line per decision (docs/deno.md, "Tracing"):
+        # the order things reached the proxy is what a race under load is made of.
+        self.clock = time.monotonic
+        self.stop_on_error_timeout = float(os.environ.get("KERNEL_PROXY_STOP_ON_ERROR_TIMEOUT", "0.2"))
+        # Until when (self.clock) requests with stop_on_error are answered aborted: a failure's window.
+        self.aborting_until = None
+        trace = os.environ.get("KERNEL_PROXY_TRACE")
+        self.trace_file = open(trace, "a", encoding="utf-8") if trace else None
+
+    def trace(self, event, **fields):
+        if self.trace_file is not None:
+            self.trace_file.write(json.dumps({"t": round(self.clock(), 4), "event": event, **fields}) + "\n")
+            self.trace_file.flush()
 
     # -- start-up ----------------------------------------------------------------------------
 
@@ -176,7 +193,10 @@ class Proxy:
         if channel == "stdin":
             self.back["stdin"].send_multipart([DELIM, *parts])
         elif channel == "shell" and header["msg_type"] == "execute_request":
+            self.trace("request", msg_id=header["msg_id"], date=header.get("date"), busy=self.cell is not None, waiting=len(self.waiting))
             self.waiting.append((header, parts))
+            if self.cell is None and self.aborting_until is not None and self.clock() < self.aborting_until and json.loads(parts[4]).get("stop_on_error", True):
+                self.abort_waiting()
             self.next_cell()
         else:
             self.back[channel].send_multipart([DELIM, *parts])
@@ -195,6 +215,7 @@ class Proxy:
             cell = self.cell
             if cell is not None and parent.get("msg_id") == cell["msg_id"]:
                 cell["failed"] = json.loads(parts[4]).get("status") == "error"
+                self.trace("reply", msg_id=cell["msg_id"], failed=cell["failed"])
                 cell["replied"] = True
                 self.finish_cell()
 
@@ -203,12 +224,14 @@ class Proxy:
             return
         header, parts = self.waiting.popleft()
         content = json.loads(parts[4])
+        self.trace("release", msg_id=header["msg_id"])
         self.cell = {"msg_id": header["msg_id"], "header": header, "barrier": None, "idle": None, "marker": None, "marker_seen": False, "barrier_idle": False, "replied": False, "failed": False, "stop_on_error": content.get("stop_on_error", True)}
         self.back["shell"].send_multipart([DELIM, *parts])
 
     def abort_waiting(self):
         while self.waiting:
             header, _ = self.waiting.popleft()
+            self.trace("abort", msg_id=header["msg_id"])
             idents = self.routes.pop(header["msg_id"], [])
             self.session.send(self.front["iopub"], "status", {"execution_state": "busy"}, parent=header)
             self.session.send(self.front["shell"], "execute_reply", {"status": "aborted", "execution_count": None}, parent=header, ident=idents)
@@ -274,7 +297,11 @@ class Proxy:
             return
         self.publish(cell["idle"])
         self.cell = None
-        if cell["failed"] and cell["stop_on_error"]:
+        stops = cell["failed"] and cell["stop_on_error"]
+        if stops:
+            self.aborting_until = self.clock() + self.stop_on_error_timeout
+        self.trace("finish", msg_id=cell["msg_id"], failed=cell["failed"], waiting=len(self.waiting), aborting_until=round(self.aborting_until, 4) if stops else None)
+        if stops:
             self.abort_waiting()
         self.next_cell()
 

@@ -95,10 +95,12 @@ describe('kernel_proxy.py starting Deno', () => {
 // deciding on the idle alone, ran the cell queued behind the failure. Every order, both outcomes.
 describe('kernel_proxy.py ending a cell, whatever order its last messages arrive in', () => {
   const orders = [['reply', 'marker', 'idle'], ['reply', 'idle', 'marker'], ['marker', 'reply', 'idle'], ['marker', 'idle', 'reply'], ['idle', 'reply', 'marker'], ['idle', 'marker', 'reply']];
-  const drive = (order: string[], status: 'error' | 'ok') => {
+  const drive = (order: string[], status: 'error' | 'ok', lateSeconds?: number) => {
     // KERNEL_PROXY_UNDER_TEST points the cases at another copy of the proxy: the one before the fix
-    // fails the two orders where the reply comes last.
-    const r = spawnSync(PYTHON, [ORDER_DRIVER, process.env.KERNEL_PROXY_UNDER_TEST ?? PROXY, order.join(','), status], { encoding: 'utf8' });
+    // fails the two orders where the reply comes last, and the one before the window (748efd1) fails
+    // the late request.
+    const late = lateSeconds === undefined ? [] : [String(lateSeconds)];
+    const r = spawnSync(PYTHON, [ORDER_DRIVER, process.env.KERNEL_PROXY_UNDER_TEST ?? PROXY, order.join(','), status, ...late], { encoding: 'utf8' });
     assert.equal(r.status, 0, r.stderr);
     return JSON.parse(r.stdout) as { sentToDeno: string[]; replies: { to: string; status: string }[]; firstIdles: number; waiting: number };
   };
@@ -114,4 +116,17 @@ describe('kernel_proxy.py ending a cell, whatever order its last messages arrive
       assert.equal(passed.firstIdles, 1);
     });
   }
+
+  // Run All's tail can reach the proxy after a quick failing cell is done: JupyterLab 4.6 builds
+  // each cell's request in turn (4-11 ms apart in an idle trace, more under load). In the proxy's
+  // window (0.2 s, as tslab's) it is aborted too; after it, a request is the reader's own and runs.
+  it('a request arriving 0.05 s after the failing cell is done is answered aborted; one arriving after the 0.2 s window runs', () => {
+    const inWindow = drive(['reply', 'marker', 'idle'], 'error', 0.05);
+    assert.deepEqual(inWindow.sentToDeno, ['throw new RangeError("boom")'], 'the late request never reached Deno');
+    assert.deepEqual(inWindow.replies, [{ to: 'first', status: 'error' }, { to: 'second', status: 'aborted' }]);
+    const after = drive(['reply', 'marker', 'idle'], 'error', 0.5);
+    assert.deepEqual(after.sentToDeno, ['throw new RangeError("boom")', 'console.log("this cell must not run")'], 'after the window the request runs');
+    const passed = drive(['reply', 'marker', 'idle'], 'ok', 0.05);
+    assert.equal(passed.sentToDeno.length, 2, 'a passing cell opens no window');
+  });
 });
