@@ -31,7 +31,9 @@ _poll_until_idle = NotebookClient._async_poll_output_msg
 async def _poll_through_barrier(self, parent_msg_id, cell, cell_index):
     await _poll_until_idle(self, parent_msg_id, cell, cell_index)
     marker = f"nbconvert_deno barrier {uuid.uuid4().hex}"
-    barrier_id = self.kc.execute(f"console.log({marker!r})", silent=True, store_history=False)
+    # stop_on_error=False: after a failing cell, the kernel proxy (kernel_proxy.py) answers
+    # `aborted` to requests that may not run after an error, and an aborted barrier never prints.
+    barrier_id = self.kc.execute(f"console.log({marker!r})", silent=True, store_history=False, stop_on_error=False)
     marker_seen = barrier_idle = False
     while not (marker_seen and barrier_idle):
         msg = await ensure_async(self.kc.iopub_channel.get_msg(timeout=None))

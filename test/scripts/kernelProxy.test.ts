@@ -95,11 +95,11 @@ describe('kernel_proxy.py starting Deno', () => {
 // deciding on the idle alone, ran the cell queued behind the failure. Every order, both outcomes.
 describe('kernel_proxy.py ending a cell, whatever order its last messages arrive in', () => {
   const orders = [['reply', 'marker', 'idle'], ['reply', 'idle', 'marker'], ['marker', 'reply', 'idle'], ['marker', 'idle', 'reply'], ['idle', 'reply', 'marker'], ['idle', 'marker', 'reply']];
-  const drive = (order: string[], status: 'error' | 'ok', lateSeconds?: number) => {
+  const drive = (order: string[], status: 'error' | 'ok', lateSeconds?: number, lateStopsOnError = true) => {
     // KERNEL_PROXY_UNDER_TEST points the cases at another copy of the proxy: the one before the fix
     // fails the two orders where the reply comes last, and the one before the window (748efd1) fails
     // the late request.
-    const late = lateSeconds === undefined ? [] : [String(lateSeconds)];
+    const late = lateSeconds === undefined ? [] : [String(lateSeconds), String(lateStopsOnError)];
     const r = spawnSync(PYTHON, [ORDER_DRIVER, process.env.KERNEL_PROXY_UNDER_TEST ?? PROXY, order.join(','), status, ...late], { encoding: 'utf8' });
     assert.equal(r.status, 0, r.stderr);
     return JSON.parse(r.stdout) as { sentToDeno: string[]; replies: { to: string; status: string }[]; firstIdles: number; waiting: number };
@@ -128,5 +128,14 @@ describe('kernel_proxy.py ending a cell, whatever order its last messages arrive
     assert.deepEqual(after.sentToDeno, ['throw new RangeError("boom")', 'console.log("this cell must not run")'], 'after the window the request runs');
     const passed = drive(['reply', 'marker', 'idle'], 'ok', 0.05);
     assert.equal(passed.sentToDeno.length, 2, 'a passing cell opens no window');
+  });
+
+  // nbconvert_deno.py's barrier follows every cell at once, a failing one too: the window must let
+  // it through, or it never prints its marker and nbclient waits out its iopub_timeout: at fd95326,
+  // whose barrier kept jupyter_client's default stop_on_error, test:deno's failing-cell case did so
+  // every time (stressed run K, then alone).
+  it('a request with stop_on_error false runs inside the window', () => {
+    const barrier = drive(['reply', 'marker', 'idle'], 'error', 0.05, false);
+    assert.deepEqual(barrier.sentToDeno, ['throw new RangeError("boom")', 'console.log("this cell must not run")']);
   });
 });
