@@ -7,11 +7,19 @@ kernel again on the very ports it could not bind: a port another process took st
 the kernel dies five times and is given up. Without the cache the ports are picked when the
 connection file is written, recorded as random, and a restart gets new ones.
 
+A second change, for jupyter_server 1.23's kernel listing: `AsyncMappingKernelManager.start_kernel`
+registers a kernel when its process is up and gives it `last_activity` and `execution_state` only
+after awaiting the rest of its start. A `GET /api/kernels` handled in between (JupyterLab polls it)
+fails with a 500 (AttributeError in `kernel_model`), which a page logs as an error: it happened
+in a stressed CI run on 2026-12-04 while a Deno kernel started. Upstream reports the same trace
+(jupyter-server/enterprise_gateway#1395). These managers carry the markers from construction.
+
 The project's Jupyter servers load these by name (scripts/jupyter/portSafe.ts):
 `--AsyncMappingKernelManager.kernel_manager_class=port_safe.PortSafeAsyncKernelManager` for
 jupyter_server (JupyterLab), `--MappingKernelManager.kernel_manager_class=port_safe.PortSafeKernelManager`
 for classic Notebook, with this folder on PYTHONPATH.
 """
+import datetime
 import sys
 
 from jupyter_client.ioloop import AsyncIOLoopKernelManager, IOLoopKernelManager
@@ -27,11 +35,22 @@ class NoPortCache(HasTraits):
         return False
 
 
-class PortSafeKernelManager(NoPortCache, IOLoopKernelManager):
+class StartingMarkers:
+    """The markers the server's kernel listing reads, as the server itself sets them at a start
+    (it overwrites them with the same values once the start is done)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.execution_state = "starting"
+        self.reason = ""
+        self.last_activity = datetime.datetime.now(datetime.timezone.utc)
+
+
+class PortSafeKernelManager(StartingMarkers, NoPortCache, IOLoopKernelManager):
     pass
 
 
-class PortSafeAsyncKernelManager(NoPortCache, AsyncIOLoopKernelManager):
+class PortSafeAsyncKernelManager(StartingMarkers, NoPortCache, AsyncIOLoopKernelManager):
     pass
 
 

@@ -10,6 +10,7 @@ import { HANG_MS } from '../../helpers/ceilings';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const SCRIPT = path.join(ROOT, 'test', 'fixtures', 'jupyter', 'restart_on_clash.py');
+const LIST_WHILE_STARTING = path.join(ROOT, 'test', 'fixtures', 'jupyter', 'list_while_starting.py');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'port-safe-'));
 after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
@@ -75,5 +76,18 @@ describe('port_safe (scripts/jupyter/port_safe.py)', () => {
   it('is needed there too: nbclient alone fails the notebook', async () => {
     const events = await restartOnClash('nbclient', 'tslab', 'stock');
     assert.deepEqual(events.at(-1), { failed: 'Kernel died before replying to kernel_info' });
+  });
+
+  // jupyter_server 1.23 lists a starting kernel before marking it: a stressed CI run (L,
+  // 2026-12-04) got a 500 from GET /api/kernels while a Deno kernel started. The fixture lists
+  // the kernels at exactly that point of a start, with each manager class.
+  const listWhileStarting = (manager: 'port_safe' | 'jupyter_client') =>
+    JSON.parse(
+      execFileSync('/usr/bin/python3', [LIST_WHILE_STARTING, manager], { env: portSafeEnv({ ...process.env, PYDEVD_DISABLE_FILE_VALIDATION: '1' }), encoding: 'utf8', timeout: HANG_MS }).trim(),
+    ) as unknown;
+
+  it('lists a kernel that is still starting as starting, where jupyter_client’s manager makes the listing fail', () => {
+    assert.deepEqual(listWhileStarting('port_safe'), [{ execution_state: 'starting', has_last_activity: true }]);
+    assert.deepEqual(listWhileStarting('jupyter_client'), { error: "AttributeError: 'AsyncIOLoopKernelManager' object has no attribute 'last_activity'" });
   });
 });
