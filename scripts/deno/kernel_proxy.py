@@ -92,12 +92,12 @@ class Proxy:
         self.routes = {}
         self.waiting = collections.deque()
         self.cell = None
-        # KERNEL_PROXY_TRACE=FILE appends one JSON line per decision (docs/deno.md, "Tracing"):
-        # the order things reached the proxy is what a race under load is made of.
         self.clock = time.monotonic
         self.stop_on_error_timeout = float(os.environ.get("KERNEL_PROXY_STOP_ON_ERROR_TIMEOUT", "0.2"))
         # Until when (self.clock) requests with stop_on_error are answered aborted: a failure's window.
         self.aborting_until = None
+        # KERNEL_PROXY_TRACE=FILE appends one JSON line per decision (docs/deno.md, "Tracing the
+        # proxy"): the order things reached the proxy is what a race under load is made of.
         trace = os.environ.get("KERNEL_PROXY_TRACE")
         self.trace_file = open(trace, "a", encoding="utf-8") if trace else None
 
