@@ -133,7 +133,7 @@ describe('kernel_proxy.py ending a cell, whatever order its last messages arrive
   // nbconvert_deno.py's barrier follows every cell at once, a failing one too: the window must let
   // it through, or it never prints its marker and nbclient waits out its iopub_timeout: at fd95326,
   // whose barrier kept jupyter_client's default stop_on_error, test:deno's failing-cell case did so
-  // every time (stressed run K, then alone).
+  // in stressed run K and again when run alone.
   it('a request with stop_on_error false runs inside the window', () => {
     const barrier = drive(['reply', 'marker', 'idle'], 'error', 0.05, false);
     assert.deepEqual(barrier.sentToDeno, ['throw new RangeError("boom")', 'console.log("this cell must not run")']);
