@@ -46,6 +46,11 @@ def split(frames):
     return frames[:i], frames[i + 1 :]
 
 
+def stops_on_error(parts):
+    """Whether an execute_request's content asks that an error stop what follows (the protocol's default)."""
+    return json.loads(parts[4]).get("stop_on_error", True)
+
+
 def url(cfg, name):
     return f"{cfg['transport']}://{cfg['ip']}:{cfg[name + '_port']}"
 
@@ -195,7 +200,7 @@ class Proxy:
         elif channel == "shell" and header["msg_type"] == "execute_request":
             self.trace("request", msg_id=header["msg_id"], date=header.get("date"), busy=self.cell is not None, waiting=len(self.waiting))
             self.waiting.append((header, parts))
-            if self.cell is None and self.aborting_until is not None and self.clock() < self.aborting_until and json.loads(parts[4]).get("stop_on_error", True):
+            if self.cell is None and self.aborting_until is not None and self.clock() < self.aborting_until and stops_on_error(parts):
                 self.abort_waiting()
             self.next_cell()
         else:
@@ -223,9 +228,8 @@ class Proxy:
         if self.cell is not None or not self.waiting:
             return
         header, parts = self.waiting.popleft()
-        content = json.loads(parts[4])
         self.trace("release", msg_id=header["msg_id"])
-        self.cell = {"msg_id": header["msg_id"], "header": header, "barrier": None, "idle": None, "marker": None, "marker_seen": False, "barrier_idle": False, "replied": False, "failed": False, "stop_on_error": content.get("stop_on_error", True)}
+        self.cell = {"msg_id": header["msg_id"], "header": header, "barrier": None, "idle": None, "marker": None, "marker_seen": False, "barrier_idle": False, "replied": False, "failed": False, "stop_on_error": stops_on_error(parts)}
         self.back["shell"].send_multipart([DELIM, *parts])
 
     def abort_waiting(self):
