@@ -31,6 +31,8 @@ export interface PeerBlock {
   cpuPerWall: number;
   /** CPU ms per call of the busiest thread. */
   threadCpuMs: number;
+  /** The peer process's minor page faults per call (getrusage): high when it maps its buffers anew each call. */
+  faultsPerCall: number;
 }
 
 /** What the peer says about itself at start. */
@@ -48,6 +50,26 @@ export interface PeerHello {
 
 /** The environment variables that pin each threading library torch may use. */
 export const PIN_VARIABLES = ['OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS'] as const;
+
+/**
+ * glibc malloc settings of the peer. With glibc's defaults a buffer above the mmap threshold is
+ * mapped on allocation and unmapped on free, and the threshold moves with what the process freed
+ * before; so a fresh peer may map, fault in and zero its large buffers on every call while one
+ * that ran other rows first reuses them, and PyTorch's time depends on the order of the rows.
+ * Keeping blocks up to 256 MiB on the heap, and not trimming it, makes every call reuse memory,
+ * as a long-running PyTorch training process does. Ours pays no such cost (V8 and the wasm heap
+ * keep their memory), so this compares the steps, not the allocators.
+ */
+export const PEER_MALLOC_TUNABLES = 'glibc.malloc.mmap_threshold=268435456:glibc.malloc.trim_threshold=268435456';
+
+/** How a peer is started; every field is optional. */
+export interface PeerStartArgs {
+  /**
+   * GLIBC_TUNABLES of the peer process. Default: the caller's own GLIBC_TUNABLES when set (a
+   * deliberate choice is kept), else {@link PEER_MALLOC_TUNABLES}. Null: glibc's defaults.
+   */
+  mallocTunables?: string | null;
+}
 
 export class TorchPeer {
   /** What the peer reported about itself (set by {@link TorchPeer.start}). */
@@ -74,17 +96,26 @@ export class TorchPeer {
   /**
    * Starts a peer with `threads` threads: 1 pins OpenBLAS, OpenMP and MKL to one thread through
    * the environment and torch.set_num_threads; more leaves the libraries' own defaults (every
-   * core) and sets torch's to `threads`.
+   * core) and sets torch's to `threads`. Its malloc settings: see {@link PeerStartArgs}.
    */
-  static async start(python: string, threads: number): Promise<TorchPeer> {
+  static async start(python: string, threads: number, args: PeerStartArgs = {}): Promise<TorchPeer> {
     const env: NodeJS.ProcessEnv = { ...process.env };
     for (const name of PIN_VARIABLES) {
       if (threads === 1) env[name] = '1';
       else delete env[name];
     }
+    const tunables = args.mallocTunables === undefined ? (process.env.GLIBC_TUNABLES ?? PEER_MALLOC_TUNABLES) : args.mallocTunables;
+    if (tunables === null) delete env.GLIBC_TUNABLES;
+    else env.GLIBC_TUNABLES = tunables;
     const peer = new TorchPeer(spawn(python, [join(__dirname, 'bench_torch.py')], { env, stdio: ['pipe', 'pipe', 'pipe'] }), threads);
     peer.hello = (await peer.request({ op: 'hello', threads })) as PeerHello;
     return peer;
+  }
+
+  /** The peer process's id, which also names its main thread (where a one-thread peer computes). */
+  get pid(): number {
+    if (this.child.pid === undefined) throw new Error('bench_torch.py has no process id: it did not start');
+    return this.child.pid;
   }
 
   /** Sends one command and waits for its one-line answer. */

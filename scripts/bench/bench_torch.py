@@ -13,13 +13,16 @@ Commands:
     {"op": "time", "case": {"kind": "step", "model": "mlp", "batch": 64}, "seconds": 0.3, "warmup": 3}
     {"op": "time", "case": {"kind": "window", "model": "cnn", "steps": 4, "micro": 16}, ...}
     {"op": "time", "case": {"kind": "parts", "model": "cnn", "steps": 4, "micro": 16}, ...}
-        -> {"ms": [wall ms of each call], "busyThreads": 1, "cpuPerWall": 0.99, "threadCpuMs": 0.8, "taskCount": 3}
+        -> {"ms": [wall ms of each call], "busyThreads": 1, "cpuPerWall": 0.99, "threadCpuMs": 0.8, "taskCount": 3,
+            "faultsPerCall": 0.0}
     {"op": "gemm", "size": 512, "seconds": 0.3}
         -> {"gflops": [per call]}
 
 `busyThreads` counts this process's threads that were on a CPU for at least 25% of the busiest
 thread's time (from /proc/self/task/*/schedstat), `cpuPerWall` their CPU time over the wall time, and `threadCpuMs` the busiest thread's CPU
 time per call (for a one-thread run, its time undisturbed by other processes): the pinning, verified rather than assumed.
+`faultsPerCall` is the process's minor page faults per timed call (getrusage): a peer that maps
+and zero-fills its buffers anew on each call pays for it here, whatever else the machine does.
 
 When torch cannot be imported, "hello" answers {"available": false, "reason": "..."}.
 The models mirror src/tutorial/models.ts: simpleNet (dense 10 -> 1, MSE), mlp 784-256-256-10 (no
@@ -28,6 +31,7 @@ cross-entropy, SGD at learning rate 0.01, NCHW (PyTorch's native layout).
 """
 import json
 import os
+import resource
 import sys
 import time
 
@@ -149,6 +153,7 @@ def main():
         for _ in range(warmup):
             fn()
         samples = []
+        faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         before = task_cpu_ns()
         start = time.perf_counter()
         while len(samples) < min_reps or time.perf_counter() - start < seconds:
@@ -157,8 +162,10 @@ def main():
             samples.append((time.perf_counter() - t) * 1000)
         wall_ns = (time.perf_counter() - start) * 1e9
         after = task_cpu_ns()
+        faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
         return {"ms": samples, "busyThreads": busy_threads(before, after), "cpuPerWall": cpu_per_wall(before, after, wall_ns),
-                "threadCpuMs": busiest_thread_ns(before, after) / 1e6 / len(samples), "taskCount": len(after)}
+                "threadCpuMs": busiest_thread_ns(before, after) / 1e6 / len(samples), "taskCount": len(after),
+                "faultsPerCall": faults / len(samples)}
 
     for line in sys.stdin:
         cmd = json.loads(line)
@@ -170,7 +177,7 @@ def main():
                 pools = [{"api": p["internal_api"], "threads": p["num_threads"], "library": os.path.basename(p["filepath"]), "architecture": p.get("architecture")} for p in threadpool_info()]
             except Exception as e:  # noqa: BLE001 - threadpoolctl is optional
                 pools = [{"api": "threadpoolctl", "error": str(e).splitlines()[0]}]
-            env = {k: os.environ.get(k) for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+            env = {k: os.environ.get(k) for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "GLIBC_TUNABLES")}
             answer = {"available": True, "torch": torch.__version__, "threads": torch.get_num_threads(), "pools": pools, "env": env}
         elif op == "time":
             answer = timed(call_for(cmd["case"]), cmd["seconds"], cmd.get("warmup", 0))
