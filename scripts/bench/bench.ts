@@ -5,10 +5,10 @@
  *     npm run bench -- --quick  # smoke run: short timings, SimpleNet and the MLP only
  *     npm run bench -- --every-core-only  # only the native window rows and the parallel bench (the CNN by default)
  *
- * Length: about 590 lines, because it is one straight-through program (config, rows, timing in turns, main);
+ * Length: about 620 lines, because it is one straight-through program (config, rows, timing in turns, main);
  * the command line is in benchArgs, the models and their data in benchModels;
- * the peer, the thread readings, the native path's peak and breakdown, the every-core options and the
- * report tables are already in benchPeer/benchThreads/benchNative/everyCore/benchReport.
+ * the peer, the thread readings, the native path's peak and breakdown, the every-core options, the
+ * one-thread core and the report tables are already in benchPeer/benchThreads/benchNative/everyCore/corePin/benchReport.
  *
  * What it measures (docs/benchmark.md explains each choice):
  * 1. Head to head, on each path (wasm + kernels; native, the cpu backend with its products in
@@ -43,6 +43,7 @@ import { accumulationTable, backendTable, overheadTable, headToHeadTable, OtherE
 import { benchParallel } from './benchParallel';
 import { breakdownTable, nativeBreakdown, StepBreakdown } from './benchNative';
 import { busiestThreadNs, busyThreads, cpuPerWall, taskCpuNs } from './benchThreads';
+import { coreSpeeds, onCore, pinOneThreadSides, Pinning, pinningLine } from './corePin';
 import type { Contender } from './contender';
 import { coresGiven, coresGivenLine, everyCoreEntrants, everyCoreTable, rowOptions, winner } from './everyCore';
 import { EveryCoreBreakdown, everyCoreBreakdownTable, packed, profileWorkers } from './everyCoreBreakdown';
@@ -95,13 +96,22 @@ const CONFIG = {
   windowModels: everyCoreOnly && !onlyModels ? (['cnn'] as ModelName[]) : ((quick ? ['simpleNet', 'mlp'] : ['mlp', 'cnn']) as ModelName[]).filter((m) => !onlyModels || onlyModels.includes(m)),
   /**
    * Targets, ours / PyTorch at equal threads, per row id: issue 11's for wasm at one thread,
-   * issue 26's for native at one thread (`ratio`) and at every core (`ratioAll`); and the MLP's
-   * bookkeeping share.
+   * issue 26's for native at one thread (`ratio`) and at every core (`ratioAll`), issue 35's for
+   * the native windows at one thread; and issue 35's bookkeeping shares, per model on every backend.
    */
   targets: {
-    ratio: { 'mlp-64': 2.5, 'cnn-16': 1.6, 'cnn-64': 1.3, 'mlp-64-native': 1.5, 'cnn-16-native': 1.5, 'cnn-64-native': 1.2 } as Record<string, number>,
+    ratio: {
+      'mlp-64': 2.5,
+      'cnn-16': 1.6,
+      'cnn-64': 1.3,
+      'mlp-64-native': 1.5,
+      'cnn-16-native': 1.5,
+      'cnn-64-native': 1.2,
+      'mlp-window-4x16-native': 1.6,
+      'cnn-window-4x16-native': 1.15,
+    } as Record<string, number>,
     ratioAll: { 'mlp-64-native': 1.3, 'cnn-window-4x16-native': 1.3 } as Record<string, number>,
-    bookkeepingShare: { mlp: 0.05 } as Record<string, number>,
+    bookkeepingShare: { mlp: 0.03, cnn: 0.01 } as Record<string, number>,
     /** Issue 35: a window at most this many times its parts by hand (window / parts), every model and backend. */
     partsRatio: 1.05,
   },
@@ -317,10 +327,13 @@ interface Block {
   threadCpuMs: number | null;
   /** CPU ms per call of the whole process (worker and BLAS threads included). */
   cpuMs?: number | null;
+  /** Minor page faults of the process per call. */
+  faultsPerCall?: number | null;
 }
 
 async function oursBlock(contender: Contender, seconds: number, minReps: number): Promise<Block> {
   const ms: number[] = [];
+  const faults = process.resourceUsage().minorPageFault;
   const before = taskCpuNs();
   const start = performance.now();
   do {
@@ -330,9 +343,10 @@ async function oursBlock(contender: Contender, seconds: number, minReps: number)
   } while (ms.length < minReps || (performance.now() - start) / 1000 < seconds);
   const after = taskCpuNs();
   const wallNs = (performance.now() - start) * 1e6;
+  const faultsPerCall = (process.resourceUsage().minorPageFault - faults) / ms.length;
   const busiest = busiestThreadNs(before, after);
   const perWall = cpuPerWall(before, after, wallNs);
-  return { ms, busyThreads: busyThreads(before, after), cpuPerWall: perWall, threadCpuMs: busiest === null ? null : busiest / 1e6 / ms.length, cpuMs: perWall === null ? null : (perWall * wallNs) / 1e6 / ms.length };
+  return { ms, busyThreads: busyThreads(before, after), cpuPerWall: perWall, threadCpuMs: busiest === null ? null : busiest / 1e6 / ms.length, cpuMs: perWall === null ? null : (perWall * wallNs) / 1e6 / ms.length, faultsPerCall };
 }
 
 function statsOf(blocks: Block[]): Stats {
@@ -341,6 +355,7 @@ function statsOf(blocks: Block[]): Stats {
   const cpu = blocks.map((b) => b.cpuPerWall).filter((n): n is number => n !== null);
   const threadCpu = blocks.map((b) => b.threadCpuMs).filter((n): n is number => n !== null);
   const processCpu = blocks.map((b) => b.cpuMs ?? null).filter((n): n is number => n !== null);
+  const faults = blocks.map((b) => b.faultsPerCall ?? null).filter((n): n is number => n !== null);
   return {
     ms: median(ms),
     minMs: Math.min(...ms),
@@ -351,8 +366,15 @@ function statsOf(blocks: Block[]): Stats {
     cpuPerWall: cpu.length ? median(cpu) : null,
     threadCpuMs: threadCpu.length ? median(threadCpu) : null,
     ...(processCpu.length ? { cpuMs: median(processCpu) } : {}),
+    ...(faults.length ? { faultsPerCall: median(faults) } : {}),
   };
 }
+
+/** Where the one-thread sides run (corePin.ts); set in main before any row. */
+let PINNING: Pinning = { core: null, reason: 'not set up yet' };
+
+/** Runs `fn` with ours' main thread on the one-thread core, when there is one. */
+const oneThreadCore = <T>(fn: () => Promise<T> | T): Promise<T> => (PINNING.core === null ? Promise.resolve(fn()) : onCore(PINNING.core, fn));
 
 /** Times one row: ours and each peer take turns, round after round. */
 async function runRow(row: BenchRow, peers: { one: TorchPeer | null; all: TorchPeer | null }): Promise<Report['rows'][number]> {
@@ -367,7 +389,7 @@ async function runRow(row: BenchRow, peers: { one: TorchPeer | null; all: TorchP
   try {
     for (const c of [ours1, oursAll, ...others]) for (let i = 0; c && i < CONFIG.warmup; i++) await c.call();
     for (let r = 0; r < CONFIG.rounds; r++) {
-      blocks.ours1.push(await oursBlock(ours1, perBlock, 1));
+      blocks.ours1.push(await oneThreadCore(() => oursBlock(ours1, perBlock, 1)));
       if (peers.one) blocks.torch1.push(await peers.one.time(row.peer, perBlock, r === 0 ? CONFIG.warmup : 0));
       if (oursAll) blocks.oursAll.push(await oursBlock(oursAll, perBlock, 1));
       for (const [i, c] of others.entries()) otherBlocks[i].push(await oursBlock(c, perBlock, 1));
@@ -454,6 +476,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   const loadStart = loadavg();
   const peers = await startPeers();
+  PINNING = await pinOneThreadSides(peers.one?.pid ?? null);
   const report: Report = {
     date: new Date().toISOString(),
     command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
@@ -463,6 +486,7 @@ async function main(): Promise<void> {
     cpus: { count: cpus().length, model: cpus()[0]?.model ?? 'unknown' },
     loadAverage: { start: loadStart, end: [] },
     torch: peers.one ? { one: peers.one.hello, all: peers.all?.hello ?? null } : { unavailable: peers.note },
+    pinning: PINNING,
     environments: {},
     rows: [],
     roofline: { wasmSimd: null, torchGemm: null, nativeGemm: null },
@@ -497,10 +521,12 @@ async function main(): Promise<void> {
   // Last: it switches this thread to wasm and starts worker threads of its own.
   const parallel = CONFIG.parallel ? await benchParallel({ quick, torch: CONFIG.torch }) : null;
   report.loadAverage.end = loadavg();
+  if (PINNING.speeds) PINNING.speeds.endMs = await coreSpeeds(PINNING.speeds.cores);
 
   const head = [
     `Command: \`${report.command}\` on ${report.cpus.count} x ${report.cpus.model}, ${report.date}.`,
     `Load average (1, 5, 15 min): ${loadStart.map((l) => l.toFixed(2)).join(', ')} at start, ${report.loadAverage.end.map((l) => l.toFixed(2)).join(', ')} at end.`,
+    pinningLine(PINNING, peers.one !== null),
     '',
     ...headToHeadTable(report),
   ];
@@ -556,7 +582,7 @@ async function afterRows(report: Report, peers: { one: TorchPeer | null; all: To
     await usePath(path, 1);
     for (const name of CONFIG.windowModels) {
       console.error(`bench: accumulation cost of ${name} on ${path.label}`);
-      report.accumulation.push(await accumulationCost(path.label, name));
+      report.accumulation.push(await oneThreadCore(() => accumulationCost(path.label, name)));
     }
   }
 }

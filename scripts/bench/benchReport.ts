@@ -3,6 +3,7 @@ import type { SimdPeak } from '../../src/backend/index';
 import type { PartsRatio, PeerHello } from './benchPeer';
 import type { StepBreakdown } from './benchNative';
 import type { EveryCoreBreakdown, RoundMedians } from './everyCoreBreakdown';
+import type { Pinning } from './corePin';
 
 /** The bench's tables, from its JSON record (build/bench/bench.json has this shape). */
 
@@ -24,6 +25,12 @@ export interface Stats {
   threadCpuMs: number | null;
   /** CPU ms per call of the whole process, every thread included (workers, BLAS threads), median over rounds; ours only. */
   cpuMs?: number | null;
+  /**
+   * Minor page faults of the process per call, median over rounds: memory mapped and zeroed
+   * anew on each call, which a long-running trainer should not pay (benchPeer.ts,
+   * PEER_MALLOC_TUNABLES). Load does not change it.
+   */
+  faultsPerCall?: number | null;
 }
 
 /** An option the library refused, with its reason; shown in the table instead of a time. */
@@ -51,6 +58,8 @@ export interface Report {
   cpus: { count: number; model: string };
   loadAverage: { start: number[]; end: number[] };
   torch: { one: PeerHello; all: PeerHello | null } | { unavailable: string };
+  /** The core both one-thread sides took turns on (corePin.ts). */
+  pinning?: Pinning;
   environments: Record<string, string>;
   rows: {
     id: string;
@@ -112,18 +121,25 @@ function threadCell(torch: Stats | null, ours: Stats): string {
   return `${fmt(torch.threadCpuMs)}, ${fmt(ours.threadCpuMs)}, ${fmt(ours.threadCpuMs / torch.threadCpuMs)}`;
 }
 
+/** Minor page faults per call of both sides at one thread. */
+function faultCell(torch: Stats | null, ours: Stats): string {
+  const f = (s: Stats | null) => (s?.faultsPerCall === undefined || s.faultsPerCall === null ? '—' : fmt(s.faultsPerCall));
+  return `${f(torch)}, ${f(ours)}`;
+}
+
 /** Ours against PyTorch at one thread and at every core, with the targets. */
 export function headToHeadTable(report: Report): string[] {
   const lines = [
     'Wall-clock ms per call: median (min–max) over rounds that alternate ours and PyTorch. "busy" is the number of threads',
     'of each process that ran ≥25% of its busiest thread\'s CPU time, then its CPU time over wall time (/proc/self/task/*/schedstat):',
     'the pinning, verified. Targets compare the medians. On a loaded machine the ratio of the fastest calls and that of the busiest',
-    "thread's CPU time per call (one-thread runs only) are the least disturbed estimates.",
+    "thread's CPU time per call (one-thread runs only) are the least disturbed estimates. Page faults per call (getrusage, one thread)",
+    'show a side that maps and zeroes its memory anew on each call.',
     `PyTorch, 1 thread: ${peerLine(report, 'one')}`,
     `PyTorch, ${report.cpus.count} threads: ${peerLine(report, 'all')}`,
     '',
-    `| row | PyTorch 1 thread | busy | ours 1 thread | busy | ours / PyTorch (median, min) | thread CPU ms: PyTorch, ours, ratio | target | PyTorch ${report.cpus.count} threads | busy | ours ${report.cpus.count} threads | busy | ours / PyTorch |`,
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    `| row | PyTorch 1 thread | busy | ours 1 thread | busy | ours / PyTorch (median, min) | thread CPU ms: PyTorch, ours, ratio | page faults per call: PyTorch, ours | target | PyTorch ${report.cpus.count} threads | busy | ours ${report.cpus.count} threads | busy | ours / PyTorch |`,
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const r of report.rows) {
     const target = report.config.targets.ratio[r.id];
@@ -144,7 +160,7 @@ export function headToHeadTable(report: Report): string[] {
     const verdictAll =
       targetAll === undefined || ratioAll === null ? '' : judgedBelow ? ` (≤ ${targetAll}: best option below)` : ` (≤ ${targetAll} ${starved ? 'not judged' : ratioAll <= targetAll ? 'met' : 'missed'})`;
     lines.push(
-      `| ${r.label} | ${spread(r.torch1)} | ${busy(r.torch1)} | ${spread(r.ours1)} | ${busy(r.ours1)} | ${fmt(ratio1)} (min ${fmt(ratioMin)}) | ${threadCell(r.torch1, r.ours1)} | ${verdict} | ` +
+      `| ${r.label} | ${spread(r.torch1)} | ${busy(r.torch1)} | ${spread(r.ours1)} | ${busy(r.ours1)} | ${fmt(ratio1)} (min ${fmt(ratioMin)}) | ${threadCell(r.torch1, r.ours1)} | ${faultCell(r.torch1, r.ours1)} | ${verdict} | ` +
         `${spread(r.torchAll)} | ${busy(r.torchAll)} | ${allCell} | ${busy(oursAll ?? r.ours1)} | ${fmt(ratioAll)}${verdictAll} |`,
     );
   }

@@ -7,6 +7,7 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { nativeAvailable } from '../../helpers/kernelParity';
 import { HANG_MS } from '../../helpers/ceilings';
+import { allowedCores } from '../../../scripts/bench/corePin';
 
 // A smoke run of the benchmark on the smallest model, without the PyTorch peer (test/scripts/
 // benchPeer.test.ts covers it): checks the JSON and the tables it writes, not timings.
@@ -23,6 +24,10 @@ test('bench --quick writes rows with spread, threads, load and a roofline', () =
   const result = JSON.parse(readFileSync(out, 'utf8'));
   assert.equal(result.quick, true);
   assert.deepEqual(result.torch, { unavailable: 'disabled by --no-torch' });
+  // One-thread blocks ran on the lowest core this process may use, and no peer is claimed.
+  const lowest = allowedCores(process.pid)[0];
+  assert.equal(result.pinning.core, lowest);
+  assert.match(run.stdout, new RegExp(`^Pinning: ours' main thread ran its one-thread blocks on core ${lowest}; no PyTorch peer ran\\. Core speeds`, 'm'));
   assert.equal(result.loadAverage.start.length, 3);
   assert.equal(result.loadAverage.end.length, 3);
   const native = nativeAvailable();
@@ -31,6 +36,7 @@ test('bench --quick writes rows with spread, threads, load and a roofline', () =
   for (const r of result.rows) {
     const s = r.ours1;
     assert.ok(s.minMs <= s.ms && s.ms <= s.maxMs && s.calls >= 2, JSON.stringify(s));
+    assert.ok(s.faultsPerCall >= 0, JSON.stringify(s));
     assert.equal(s.threads, 1);
     // tfjs's wasm backend runs on the main thread (V8's garbage collector may show beside it).
     if (s.busyThreads !== null) assert.ok(s.busyThreads >= 1 && s.cpuPerWall > 0, JSON.stringify(s));
