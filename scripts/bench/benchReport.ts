@@ -123,7 +123,7 @@ function threadCell(torch: Stats | null, ours: Stats): string {
 
 /** Minor page faults per call of both sides at one thread. */
 function faultCell(torch: Stats | null, ours: Stats): string {
-  const f = (s: Stats | null) => (s?.faultsPerCall === undefined || s.faultsPerCall === null ? '—' : fmt(s.faultsPerCall));
+  const f = (s: Stats | null) => fmt(s?.faultsPerCall);
   return `${f(torch)}, ${f(ours)}`;
 }
 
