@@ -4,7 +4,7 @@ import { AverageSwap, finalizeAverages } from './ema';
 import { argumentError, checkBoolean, checkOptions, isPositiveFinite, isPositiveInteger } from './errors';
 import { externalGradients } from './externalGradients';
 import { checkGradientSums, GradientSumsArgs } from './gradientSums';
-import { CountedLoss, microBatchGradients } from './lossGradient';
+import { BackwardSeed, CountedLoss, microBatchGradients } from './lossGradient';
 import { NonFinitePolicy } from './nonFinite';
 import { checkOptimizerAlive, releaseOptimizer } from './optimizerSnapshot';
 import { PendingGuard } from './pendingGuard';
@@ -67,6 +67,8 @@ export class GradientAccumulator {
   /** Whether the weights hold their EMA now (between the two swaps of `withAveragedWeights`). */
   private readonly averages = new AverageSwap(OWNER, () => this.held.slots);
   private disposed = false;
+  /** Where `step`'s backward passes start: the micro-batch's factor, kept between micro-steps. */
+  private readonly seed = new BackwardSeed();
   /** Refuses changes while a setState (or a getState through a custom optimizer's getWeights) is half-way. */
   private readonly guard = new PendingGuard(OWNER);
 
@@ -135,9 +137,14 @@ export class GradientAccumulator {
       if (open.size === null) plan = { size: plan.size, scale: windowScale(plan.size, Number.isNaN(count) ? 1 : count) };
       return 2 ** -plan.scale;
     };
-    const { gradients, objective, lossScale, counted, count } = microBatchGradients(OWNER, this.averaging, lossFn, handed, sampleCount, undefined, factorFor);
+    // A seed made by this call goes again if the call fails: a failing call leaves the tensor count as it was.
+    const seeded = this.seed.allocated;
+    const { gradients, objective, lossScale, counted, count } = microBatchGradients(OWNER, this.averaging, lossFn, handed, sampleCount, undefined, factorFor, this.seed);
     try {
       return this.accumulate({ handed, gradients, factor: 1, loss: { objective, scale: lossScale }, countTensor: count, count: counted.count, unit: counted.unit, microBatches: 1 }, plan);
+    } catch (error) {
+      if (!seeded) this.seed.dispose();
+      throw error;
     } finally {
       tf.dispose([...gradients.filter((g): g is tf.Tensor => g !== null), objective, ...(count === null ? [] : [count])]);
     }
@@ -345,6 +352,7 @@ export class GradientAccumulator {
     // Inside withAveragedWeights: the model gets its trained weights back first.
     this.averages.swapBack();
     tf.dispose(this.held.slots.flatMap((s) => [s.accumulator, s.ema]).filter((a): a is tf.Variable => a !== null));
+    this.seed.dispose();
     this.held = { core: this.held.core, slots: [] };
     if (keepOptimizer !== true) releaseOptimizer(this.optimizer);
     this.disposed = true;

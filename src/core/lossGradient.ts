@@ -9,58 +9,151 @@ import type { Averaging, Unit } from './state';
  */
 
 /**
- * `tf.variableGrads(f, vars)` that frees everything when `f` throws and that names the two
- * mistakes tfjs reports obscurely: a loss reaching none of `vars`, and a non-float loss.
+ * The value a backward pass starts from, held for reuse across micro-steps.
+ *
+ * A micro-step's gradients are those of its loss times a factor (the samples a mean stands for,
+ * the window's power-of-two scale). Starting the backward pass from that factor instead of 1
+ * gives them bit for bit (see `safeVariableGrads`) without the product's scalar kernels. The
+ * factor rarely changes between micro-steps, so the seed is one float32 scalar Variable,
+ * written only when the factor changes: a new scalar tensor per micro-step cost about as much
+ * as the kernels it replaced on the wasm backend.
+ *
+ * Created on first use, not with its owner: a tensor made in a constructor would start a tfjs
+ * backend before the user picks one.
+ */
+export class BackwardSeed {
+  private variable: tf.Variable<tf.Rank.R0> | null = null;
+  /** The float32 value the Variable holds. */
+  private current = 1;
+
+  /** Whether the Variable exists now (a call that creates it and then throws disposes it again). */
+  get allocated(): boolean {
+    return this.variable !== null && !this.variable.isDisposed;
+  }
+
+  /** The seed as a tensor for `tf.engine().gradients`, created holding 1 if it does not exist. */
+  get tensor(): tf.Scalar {
+    if (!this.allocated) {
+      const one = tf.scalar(1);
+      this.variable = tf.variable(one, false);
+      one.dispose();
+      this.current = 1;
+    }
+    return this.variable as tf.Scalar;
+  }
+
+  /** Sets the seed to `value` (rounded to float32), writing the Variable only when it changes. */
+  set(value: number): void {
+    if (typeof value !== 'number' || !Number.isFinite(value)) throw argumentError('BackwardSeed', 'value', 'a finite number', value);
+    const f = Math.fround(value);
+    const variable = this.tensor as tf.Variable<tf.Rank.R0>;
+    if (Object.is(f, this.current)) return;
+    const next = tf.scalar(f);
+    variable.assign(next);
+    next.dispose();
+    this.current = f;
+  }
+
+  /**
+   * Frees the Variable; the next use creates it again. tfjs may have freed it already: its
+   * backward pass disposes a gradient it has added into another, and a gradient function may hand
+   * the seed on unchanged (`Mod`'s, a custom one), so the seed can be that gradient.
+   */
+  dispose(): void {
+    if (this.allocated) this.variable?.dispose();
+    this.variable = null;
+    this.current = 1;
+  }
+}
+
+/**
+ * `tf.variableGrads(f, vars)` that frees everything when `f` throws, that names the two
+ * mistakes tfjs reports obscurely (a loss reaching none of `vars`, a non-float loss), and whose
+ * backward pass may start from a seed other than 1.
  *
  * Why the detour: tfjs never frees the tensors its tape saved for backprop when `f` throws inside
  * `variableGrads`. Returning a stand-in scalar lets tfjs finish and clean up; the real error is
  * rethrown afterwards. Must be called inside `tf.tidy` (the gradients and value are returned
  * into the caller's scope).
  *
+ * Why a seed: the gradients of `c · f()` are those of `f()` with the backward pass started from
+ * `c` instead of 1, bit for bit (the product's own backward step multiplies the seed 1 by the
+ * float32 `c`, which gives `c` exactly, and every step after it sees the same input). Started
+ * from `c`, the pass needs none of the product's six scalar kernels (forward, saved inputs,
+ * backward and casts), about 3% of a one-thread MLP micro-step of 16 on the native path.
+ * `c` is known only once `f` has run (it may depend on the loss's length), so the seed is a
+ * Variable the backward pass reads (`BackwardSeed`), set when `f` returns.
+ *
  * @param owner Named in error messages.
  * @param f Returns the scalar objective to differentiate.
- * @returns The objective's value and each variable's gradient (null where it has none).
+ * @param seeding The seed to start from and `of`, called once `f` has returned: the factor `c`
+ *   the gradients are of `c · f()` with. Null: 1. The value returned is `f()`'s, not
+ *   multiplied. A seed this call created is disposed again when the call throws.
+ * @returns The objective's value and each variable's gradient (null where it has none, and for a
+ *   variable that is not trainable, as `tf.variableGrads` prunes it).
  */
 export function safeVariableGrads(
   owner: string,
   f: () => tf.Scalar,
   vars: tf.Variable[],
+  seeding: { seed: BackwardSeed; of: () => number } | null = null,
 ): { value: tf.Scalar; gradients: (tf.Tensor | null)[] } {
+  const trained = vars.filter((v) => v.trainable);
+  if (trained.length === 0) {
+    throw argumentError(owner, 'varList', 'at least one trainable variable', verbatim(`${vars.length} variable(s), none of them trainable now`));
+  }
   let failed = false;
   let failure: unknown;
-  let result: { value: tf.Scalar; grads: tf.NamedTensorMap };
+  const created = seeding !== null && !seeding.seed.allocated;
+  let result: { value: tf.Scalar; grads: tf.Tensor[] };
+  let dy: tf.Scalar | undefined;
   try {
-    result = tf.variableGrads(() => {
+    dy = seeding === null ? undefined : seeding.seed.tensor;
+    result = tf.engine().gradients(() => {
       try {
-        const y = f();
+        const returned = f();
+        // A trained variable returned as the loss would come back as the value, for the caller to
+        // dispose: a copy (sharing its data) is differentiated instead.
+        const y = returned instanceof tf.Variable ? tf.clone(returned) : returned;
+        if (!(y instanceof tf.Tensor) || y.rank !== 0) {
+          throw argumentError(owner, 'lossFn', 'a function whose objective is a scalar', verbatim(`a function that returned ${describe(y)}`));
+        }
         if (y.dtype !== 'float32') {
           throw argumentError(owner, 'lossFn', 'a function that returns a float32 loss (tf.cast an integer loss first)', verbatim(`a function that returned ${describe(y)} of dtype ${y.dtype}`));
         }
+        seeding?.seed.set(seeding.of());
         return y;
       } catch (error) {
         failed = true;
         failure = error;
         return tf.scalar(0);
       }
-    }, vars);
+    }, trained, dy, true) as { value: tf.Scalar; grads: tf.Tensor[] };
   } catch (error) {
-    // variableGrads rejects the stand-in scalar (it reaches no variable); report the real cause.
-    if (failed) throw failure;
-    if (error instanceof Error && /connection between any variable/.test(error.message)) {
-      throw argumentError(
-        owner,
-        'lossFn',
-        `a function whose loss depends on at least one trained variable (${vars.length} are trained: ${vars.slice(0, 3).map((v) => `"${v.name}"`).join(', ')}${vars.length > 3 ? ', …' : ''})`,
-        verbatim('a loss that depends on none of them (was the model built from other variables, or the prediction computed outside lossFn?)'),
-      );
-    }
+    if (created) seeding?.seed.dispose();
     throw error;
   }
   if (failed) {
-    tf.dispose([result.value, ...Object.values(result.grads)]);
+    tf.dispose([result.value, ...result.grads.filter((g) => g != null)]);
+    if (created) seeding?.seed.dispose();
     throw failure;
   }
-  return { value: result.value, gradients: vars.map((v) => result.grads[v.name] ?? null) };
+  const byName = new Map(trained.map((v, i) => [v.name, result.grads[i] ?? null]));
+  if (![...byName.values()].some((g) => g !== null)) {
+    // The value is left to the caller's tidy: it may be a tensor the user holds, made outside f.
+    if (created) seeding?.seed.dispose();
+    throw argumentError(
+      owner,
+      'lossFn',
+      `a function whose loss depends on at least one trained variable (${vars.length} are trained: ${vars.slice(0, 3).map((v) => `"${v.name}"`).join(', ')}${vars.length > 3 ? ', …' : ''})`,
+      verbatim('a loss that depends on none of them (was the model built from other variables, or the prediction computed outside lossFn?)'),
+    );
+  }
+  // A loss that is a trained variable (or reaches one through gradients that pass the seed on
+  // unchanged) gets the seed itself as that variable's gradient: handed out as its own tensor,
+  // so that the next micro-step's seed cannot change it and disposing it leaves the seed alone.
+  const own = (g: tf.Tensor | null) => (g !== null && g === dy ? tf.clone(g) : g);
+  return { value: result.value, gradients: vars.map((v) => own(byName.get(v.name) ?? null)) };
 }
 
 /**
@@ -80,7 +173,7 @@ export function isCountedLoss(value: unknown): value is CountedLoss {
   return value !== null && typeof value === 'object' && !(value instanceof tf.Tensor) && 'loss' in value && 'count' in value;
 }
 
-/** How a micro-batch counts: `count` samples (or one unit), its loss objective scaled by `weight`. */
+/** How a micro-batch counts: `count` samples (or one unit); its gradients are those of its loss times `weight`. */
 export interface LossCount {
   count: number;
   unit: Unit;
@@ -159,10 +252,12 @@ export function meanLossOf(objective: number, scale: LossScale, count: number): 
  * @param scalarSamples The samples a scalar mean loss counts for under `"per-sample"` when
  *   `sampleCount` is left out (a worker of the parallel trainer knows its micro-batch's size,
  *   but not which form its loss returns); a 1-D or `{ loss, count }` loss ignores it.
- * @param factorFor The factor the objective is multiplied by, given what the micro-batch counts
+ * @param factorFor The factor the gradients are multiplied by, given what the micro-batch counts
  *   (samples, 1 for a unit, NaN for a count known only after the gradient): the window's scale
- *   2^−scale (see `windowScale`), applied to the scalar objective, where it costs nothing and its
- *   gradient comes out scaled. Default 1.
+ *   2^−scale (see `windowScale`). It seeds the backward pass (see `safeVariableGrads`), where it
+ *   costs nothing and the gradients come out scaled. Default 1.
+ * @param seed The caller's seed, kept between its micro-steps (see `BackwardSeed`); left out,
+ *   one is made for this call and freed after it.
  */
 export function microBatchGradients(
   owner: string,
@@ -172,38 +267,43 @@ export function microBatchGradients(
   sampleCount: number | undefined,
   scalarSamples?: number,
   factorFor: (count: number) => number = () => 1,
+  seed?: BackwardSeed,
 ): { gradients: (tf.Tensor | null)[]; objective: tf.Scalar; lossScale: LossScale; counted: LossCount; count: tf.Scalar | null } {
   let counted: LossCount = { count: 1, unit: 'micro-batches', weight: 1 };
   let count: tf.Scalar | null = null;
   let factor = 1;
-  const computed = () => tidy(() => {
-    const { value, gradients } = safeVariableGrads(owner, () => {
-      const loss = lossFn();
-      counted = countLoss(owner, averaging, loss, sampleCount, scalarSamples);
-      factor = factorFor(counted.count);
-      const scaled = (t: tf.Tensor, by = 1) => (by * factor === 1 ? t : tf.mul(t, by * factor)) as tf.Scalar;
-      if (isCountedLoss(loss)) {
-        // Kept past variableGrads' forward tidy, read with the loss in the one host read.
-        count = tf.keep(tf.cast(loss.count, 'float32')) as tf.Scalar;
-        return scaled(loss.loss);
-      }
-      // Note: the objective is the micro-batch's summed loss (a per-sample loss summed, a mean
-      // times sampleCount) times the window's power-of-two scale, so its gradient needs no
-      // scaling here; the division by the window's sample count happens once, at the update.
-      if (loss.rank === 1) return scaled(tf.sum(loss));
-      return scaled(loss, counted.weight);
-    }, handed);
-    return { gradients, objective: value };
-  });
-  let result: ReturnType<typeof computed>;
+  // Note: the gradients are those of the micro-batch's summed loss (a per-sample loss summed, a
+  // mean times sampleCount) times the window's power-of-two scale: the seed carries both, so the
+  // division by the window's sample count happens once, at the update. The objective itself is
+  // the summed loss of a 1-D or `{ loss, count }` loss, or the scalar mean as returned.
+  const objectiveOf = (): tf.Scalar => {
+    const loss = lossFn();
+    counted = countLoss(owner, averaging, loss, sampleCount, scalarSamples);
+    factor = counted.weight * factorFor(counted.count);
+    if (isCountedLoss(loss)) {
+      // Kept past the forward pass's tidy, read with the loss in the one host read.
+      count = tf.keep(tf.cast(loss.count, 'float32')) as tf.Scalar;
+      return loss.loss as tf.Scalar;
+    }
+    return (loss.rank === 1 ? tf.sum(loss) : loss) as tf.Scalar;
+  };
+  const own = seed === undefined ? new BackwardSeed() : null;
+  let result: { gradients: (tf.Tensor | null)[]; objective: tf.Scalar };
   try {
-    result = computed();
+    result = tidy(() => {
+      const { value, gradients } = safeVariableGrads(owner, objectiveOf, handed, { seed: seed ?? (own as BackwardSeed), of: () => factor });
+      return { gradients, objective: value };
+    });
   } catch (error) {
     if (count !== null) (count as tf.Scalar).dispose();
     throw error;
+  } finally {
+    own?.dispose();
   }
-  // The mean loss is the scaled objective divided by (divisor × factor), on the host (meanLossOf).
+  // The mean loss from the objective, on the host (meanLossOf): a sum over samples divided by
+  // their number, a sum over counts by the count read with it, a mean as it is.
   const c = counted as LossCount;
-  const lossScale: LossScale = c.unit === 'counts' ? { by: factor, perCount: true } : { by: (c.unit === 'samples' ? c.count : 1) * factor, perCount: false };
+  const summedOver = c.unit === 'samples' ? c.count / c.weight : 1;
+  const lossScale: LossScale = c.unit === 'counts' ? { by: 1, perCount: true } : { by: summedOver, perCount: false };
   return { ...result, lossScale, counted: { ...c, weight: 1 }, count };
 }

@@ -3,7 +3,7 @@ import * as tf from '@tensorflow/tfjs';
 import '../core/norm/groupNormalization';
 import '../core/norm/batchRenormalization';
 import '../core/norm/frozenBatchNormalization';
-import { CountedLoss, microBatchGradients } from '../core/lossGradient';
+import { BackwardSeed, CountedLoss, microBatchGradients } from '../core/lossGradient';
 import { isMicroBatchFinite, sumAndRead } from '../core/update';
 import { WorkerLoss, loadModule, resolveLoss } from './loss';
 import { fromTransferable } from './microBatch';
@@ -43,6 +43,8 @@ export class Replica {
   private readonly timing: WorkerTiming = { computeMs: 0, unpackMs: 0, packMs: 0, idleMs: 0, gcMs: 0, messages: 0, microBatches: 0, cpuMs: 0, runQueueMs: 0 };
   private readonly layout: PackedLayout;
   private readonly vars: tf.Variable[];
+  /** Where the backward passes start (see `BackwardSeed`), kept between the micro-batches of a window. */
+  private readonly seed = new BackwardSeed();
 
   private constructor(
     readonly model: tf.LayersModel,
@@ -97,9 +99,9 @@ export class Replica {
     const n = xs.tensors[0].shape[0];
     let computed: ReturnType<typeof microBatchGradients>;
     try {
-      // The objective times the window's scale (see `windowScale`), as GradientAccumulator.step scales it.
+      // The gradients times the window's scale (see `windowScale`), as GradientAccumulator.step scales them.
       const loss = () => countedForm(this.loss(ys.value, this.model.apply(xs.value, { training: true }) as tf.Tensor | tf.Tensor[]));
-      computed = microBatchGradients(OWNER, this.averaging, loss, this.vars, undefined, n, () => 2 ** -scale);
+      computed = microBatchGradients(OWNER, this.averaging, loss, this.vars, undefined, n, () => 2 ** -scale, this.seed);
     } finally {
       tf.dispose([...xs.tensors, ...ys.tensors]);
     }
@@ -150,9 +152,10 @@ export class Replica {
     return message;
   }
 
-  /** Drops the sums, reports and timings gathered since the last reduce. */
+  /** Drops the sums, reports and timings gathered since the last reduce, and the seed: between windows a replica holds only its model. */
   discard(): void {
     for (const part of [this.main, this.last]) tf.dispose(part.sums.filter((s): s is tf.Tensor => s !== null));
+    this.seed.dispose();
     this.main = this.emptyPart();
     this.last = this.emptyPart();
     this.reports = [];
