@@ -130,7 +130,7 @@ export class GradientAccumulator {
     this.averages.refuseInside('a micro-step (step, addGradients, addGradientSums)');
     const handed = this.varList ?? defaultVarList(OWNER);
     // A window opening now gets its scale from this micro-batch's count, known inside lossFn's
-    // tape; the scale multiplies the objective there, so the gradient comes out scaled.
+    // tape; the scale seeds the backward pass there, so the gradient comes out scaled.
     const open = this.held.core.window;
     let plan: WindowPlan = { size: open.size ?? this.resolveWindowSize(), scale: open.scale };
     const factorFor = (count: number) => {
