@@ -5,6 +5,7 @@ import { nativeAvailable } from '../helpers/kernelParity';
 import * as batchNorm from './fuzz/batchNorm';
 import * as convolutions from './fuzz/convolutions';
 import * as elementwise from './fuzz/elementwise';
+import * as losses from './fuzz/losses';
 import { Family, fuzz, FUZZ_SEED, FUZZ_SETS, uncovered } from './fuzz/harness';
 import * as pooling from './fuzz/pooling';
 import * as products from './fuzz/products';
@@ -50,6 +51,7 @@ const FAMILIES: [Family<never>, number][] = [
   [reductions.sumMeanGradients, 40],
   [batchNorm.batchNorm, 50],
   [batchNorm.batchNormGradients, 40],
+  [losses.softmaxCrossEntropyGradient, 40],
 ] as unknown as [Family<never>, number][];
 
 /** Every kernel and gradient `installFastKernels` registers, over every kernel set. */

@@ -149,3 +149,33 @@ export async function dirtyWasmHeap(set: 'wasm' | 'native', value = 7.25): Promi
   for (let size = 1; size <= 4096; size *= 2) garbage.push(tf.fill([size + 3], value), tf.fill([size], value));
   tf.dispose(garbage);
 }
+
+/** Runs `fn` with tfjs's own gradient for `op` (ours taken out of the registry for the call). */
+export async function withStockGradient<T>(op: string, fn: () => Promise<T>): Promise<T> {
+  const ours = tf.getGradient(op);
+  assert.ok(ours, `our gradient of ${op} is registered`);
+  tf.unregisterGradient(op);
+  try {
+    return await fn();
+  } finally {
+    tf.registerGradient(ours);
+  }
+}
+
+/** Every output's shape and float32 values as text: equal texts mean equal bits (NaN payloads aside, −0 kept). */
+function bitsOf(outs: { data: Float32Array; shape: number[] }[]): string[] {
+  return outs.map((o) => `[${o.shape}]: ` + Array.from(o.data, (v) => (Object.is(v, -0) ? '-0' : String(v))).join(','));
+}
+
+/**
+ * Checks, on every kernel set with the project's kernels, that `fn` gives the same bits with our
+ * gradient of `op` as with tfjs's own (the same kernels otherwise).
+ */
+export async function expectStockGradientBits(op: string, label: string, fn: () => tf.Tensor | tf.Tensor[]): Promise<void> {
+  for (const set of PARITY_BACKENDS) {
+    await useBackend(set, true);
+    const ours = bitsOf(await values(fn));
+    const stock = bitsOf(await withStockGradient(op, () => values(fn)));
+    assert.deepEqual(ours, stock, `${label} on ${set}`);
+  }
+}

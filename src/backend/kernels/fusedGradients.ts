@@ -115,10 +115,25 @@ function transposesOf(a: tf.Tensor, b: tf.Tensor, y: tf.Tensor): Transposes {
   return candidates[0];
 }
 
-/** The gradient of a bias added to `dy`'s shape: sum over the broadcast axes. */
-function biasGradient(bias: tf.Tensor, dy: () => tf.Tensor, shape: number[]): tf.Tensor {
-  const axes = tf.backend_util.getReductionAxes(bias.shape, shape);
-  return tf.reshape(axes.length > 0 ? tf.sum(dy(), axes) : dy(), bias.shape);
+/**
+ * The gradient of a bias added to `dy`'s shape: sum over the broadcast axes, reshaped to the
+ * bias's shape only where the sum does not have it already (a reshape is a kernel dispatch).
+ */
+function biasGradient(bias: tf.Tensor, dy: tf.Tensor): tf.Tensor {
+  const axes = tf.backend_util.getReductionAxes(bias.shape, dy.shape);
+  if (axes.length === 0) return tf.reshape(dy, bias.shape);
+  const summed = tf.sum(dy, axes);
+  return tf.util.arraysEqual(summed.shape, bias.shape) ? summed : tf.reshape(summed, bias.shape);
+}
+
+/**
+ * `dy` in a shape the products accept: as it is when it is the kernel's output shape, or a
+ * matrix (rank 2: the product broadcasts it over the saved operands' batch axis of 1); otherwise
+ * reshaped to the kernel's output shape, as tfjs's own gradient always does. Every reshape
+ * skipped is one kernel dispatch less per layer and step; the products read the same values.
+ */
+function productOperand(dy: tf.Tensor, y: tf.Tensor): tf.Tensor {
+  return dy.rank === 2 || tf.util.arraysEqual(dy.shape, y.shape) ? dy : tf.reshape(dy, y.shape);
 }
 
 function fusedMatMulGradient(): tf.GradConfig {
@@ -127,13 +142,15 @@ function fusedMatMulGradient(): tf.GradConfig {
     gradFunc: (dy: tf.Tensor | tf.Tensor[], saved?: tf.Tensor[]) => {
       const [a, b, y, bias] = saved as tf.Tensor3D[];
       const { transposeA, transposeB } = transposesOf(a, b, y);
-      // The op reshapes its result after the kernel: bring dy back to the kernel's shape.
-      const d = () => tf.reshape(dy as tf.Tensor, y.shape) as tf.Tensor3D;
+      // The op reshapes its result after the kernel; a matrix dy (no batch axes) needs no
+      // reshape back: broadcast against the operands' batch axis of 1, each product comes out
+      // in its operand's shape.
+      const d = () => productOperand(dy as tf.Tensor, y) as tf.Tensor3D;
       const grads: Record<string, () => tf.Tensor> = {
         0: () => (transposeA ? tf.matMul(b, d(), transposeB, true) : tf.matMul(d(), b, false, !transposeB)),
         1: () => (transposeB ? tf.matMul(d(), a, true, transposeA) : tf.matMul(a, d(), !transposeA, false)),
       };
-      if (bias) grads[2] = () => biasGradient(bias, d, y.shape);
+      if (bias) grads[2] = () => biasGradient(bias, dy as tf.Tensor);
       return grads;
     },
   };
@@ -157,12 +174,13 @@ function fusedConv2dGradient(): tf.GradConfig {
       if (!tf.backend_util.tupleValuesAreOne(dilations ?? 1)) throw new Error(`Error in gradient of fused conv2D: dilation rates greater than 1 are not yet supported in gradients. Got dilations '${dilations}'`);
       const strides = attrs.strides as [number, number];
       const pad = attrs.pad as 'valid' | 'same' | number;
-      const d = () => tf.reshape(dy as tf.Tensor, y.shape) as tf.Tensor4D;
+      const g = dy as tf.Tensor;
+      const d = () => (tf.util.arraysEqual(g.shape, y.shape) ? g : tf.reshape(g, y.shape)) as tf.Tensor4D;
       const grads: Record<string, () => tf.Tensor> = {
         0: () => tf.engine().runKernel('Conv2DBackpropInput', { dy: d(), filter }, { strides, pad, dataFormat: 'NHWC', inputShape: x.shape }) as tf.Tensor,
         1: () => tf.engine().runKernel('Conv2DBackpropFilter', { x, dy: d() }, { strides, pad, dataFormat: 'NHWC', filterShape: filter.shape }) as tf.Tensor,
       };
-      if (bias) grads[2] = () => biasGradient(bias, d, y.shape);
+      if (bias) grads[2] = () => biasGradient(bias, d());
       return grads;
     },
   };

@@ -16,6 +16,7 @@ import { nativeChannelPatches } from './nativeChannels';
 import { nativeConv2dPatches, releaseNativeScratch } from './nativeConv2d';
 import { nativeMatMulPatches } from './nativeMatMul';
 import { reduceGradientPatches } from './reduceGrad';
+import { softmaxCrossEntropyGradientPatch } from './softmaxCrossEntropyGrad';
 import { maxPoolGradPatches } from './maxPoolGrad';
 import {
   GradientPatch,
@@ -110,7 +111,8 @@ export function fastKernelPatches(backendName: FastKernelBackend): KernelPatch[]
 
 /**
  * Registers the replacement kernels for `backendName` (`"wasm"` or `"cpu"`), and the fused
- * BatchNorm, fused matMul and conv2d, Sum and Mean gradients that use them. Idempotent; the stock kernels stay reachable for the cases
+ * BatchNorm, fused matMul and conv2d, Sum and Mean gradients that use them, and the softmax
+ * cross-entropy gradient that skips the labels'. Idempotent; the stock kernels stay reachable for the cases
  * a replacement does not cover, and `uninstallFastKernels` restores them.
  */
 export function installFastKernels(backendName: FastKernelBackend): KernelReplacement[] {
@@ -122,7 +124,7 @@ export function installFastKernels(backendName: FastKernelBackend): KernelReplac
   // Before our patches, so that the stock kernels they replace and restore note their attributes.
   noteFusedAttrsEverywhere();
   installKernels(fastKernelPatches(backendName));
-  installGradients([batchNormGradientPatch, ...fusedGradientPatches, ...reduceGradientPatches]);
+  installGradients([batchNormGradientPatch, ...fusedGradientPatches, ...reduceGradientPatches, softmaxCrossEntropyGradientPatch]);
   return installedFastKernels(tfjsBackendOf(backendName));
 }
 

@@ -1,9 +1,11 @@
 import * as tf from '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import fc from 'fast-check';
 import { installFastKernels, uninstallFastKernels } from '../../../src/backend/kernels';
 import { FUSED_CONV_2D_OP, FUSED_MAT_MUL_OP } from '../../../src/backend/kernels/fusedGradients';
-import { expectNoLeak, FAST_BACKENDS, PARITY_BACKENDS, randomTensor, relativeError, TOLERANCE, useBackend, values } from '../../helpers/kernelParity';
+import { fcParameters } from '../../helpers';
+import { expectNoLeak, expectStockGradientBits, FAST_BACKENDS, PARITY_BACKENDS, randomTensor, relativeError, TOLERANCE, useBackend, values, withStockGradient } from '../../helpers/kernelParity';
 
 /** Gradients of every input of a fused product (with bias), for each transpose setting. */
 function fusedGradients(transposeA: boolean, transposeB: boolean, [m, k, n]: number[]): tf.Tensor[] {
@@ -180,4 +182,66 @@ test('fused matMul and conv2d gradients leak no tensor', async () => {
       tf.dispose(grads);
     });
   }
+});
+
+/** Values in [-4, 4). */
+function valuesOf(shape: number[], seed: number): tf.Tensor {
+  return tf.mul(randomTensor(shape, seed), 4);
+}
+
+const denseCase = fc.record({
+  batch: fc.array(fc.integer({ min: 1, max: 3 }), { maxLength: 2 }),
+  m: fc.integer({ min: 0, max: 9 }),
+  k: fc.integer({ min: 1, max: 40 }),
+  n: fc.integer({ min: 1, max: 40 }),
+  transposeA: fc.boolean(),
+  transposeB: fc.boolean(),
+  bias: fc.constantFrom('none', 'n', '1xn'),
+  seed: fc.integer({ min: 1, max: 1e6 }),
+});
+
+test('fused matMul gradients without the upstream gradient reshapes are tfjs own, bit for bit', async () => {
+  await fc.assert(
+    fc.asyncProperty(denseCase, async (c) => {
+      // tfjs's own gradient cannot reduce a [1, n] bias's gradient over zero rows.
+      const biasShape = c.bias === 'none' || (c.bias === '1xn' && c.m === 0) ? null : c.bias === 'n' ? [c.n] : [1, c.n];
+      const aShape = [...c.batch, ...(c.transposeA ? [c.k, c.m] : [c.m, c.k])];
+      const bShape = [...c.batch, ...(c.transposeB ? [c.n, c.k] : [c.k, c.n])];
+      const run = () => {
+        const inputs = [valuesOf(aShape, c.seed), valuesOf(bShape, c.seed + 1), ...(biasShape ? [valuesOf(biasShape, c.seed + 2)] : [])];
+        const loss = (...t: tf.Tensor[]) => {
+          const y = tf.fused.matMul({ a: t[0] as tf.Tensor3D, b: t[1] as tf.Tensor3D, bias: t[2], transposeA: c.transposeA, transposeB: c.transposeB });
+          return tf.sum(tf.mul(y, valuesOf(y.shape, c.seed + 3)));
+        };
+        return tf.grads(loss)(inputs);
+      };
+      await expectStockGradientBits(FUSED_MAT_MUL_OP, `fused matMul ${JSON.stringify(c)}`, run);
+    }),
+    fcParameters(40),
+  );
+});
+
+test('a Dense layer backward pass reshapes its upstream gradient no more', async () => {
+  await useBackend('wasm', true);
+  const x = valuesOf([16, 32], 1);
+  const w = tf.variable(valuesOf([32, 8], 2));
+  const b = tf.variable(valuesOf([8], 3));
+  const reshapes = async () => {
+    const loss = () => tf.sum(tf.square(tf.fused.matMul({ a: x as tf.Tensor2D, b: w as unknown as tf.Tensor2D, bias: b }))) as tf.Scalar;
+    const profile = await tf.profile(() => {
+      const { value, grads } = tf.variableGrads(loss, [w, b]);
+      tf.dispose([value, ...Object.values(grads)]);
+    });
+    return profile.kernels.filter((k) => k.name === 'Reshape').length;
+  };
+  // tfjs reshapes the upstream gradient to the kernel's output shape, and the bias's sum back to
+  // the bias's shape; the op's own reshapes (and theirs back) are the same for both.
+  const stock = await withStockGradient(FUSED_MAT_MUL_OP, reshapes);
+  const ours = await reshapes();
+  assert.equal(stock - ours, 2, `tfjs ran ${stock} reshapes, we ran ${ours}`);
+  await expectNoLeak('Dense gradients', () => {
+    const { value, grads } = tf.variableGrads(() => tf.sum(tf.fused.matMul({ a: x as tf.Tensor2D, b: w as unknown as tf.Tensor2D, bias: b })) as tf.Scalar, [w, b]);
+    tf.dispose([value, ...Object.values(grads)]);
+  });
+  tf.dispose([x, w, b]);
 });
