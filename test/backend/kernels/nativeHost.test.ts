@@ -21,3 +21,18 @@ for (const name of ['cpu', 'wasm'] as const) {
     tf.dispose([x, t]);
   });
 }
+
+test('a backend keeps one host, which still reads its tensors after the wasm heap grows', async () => {
+  assert.ok(await tf.setBackend('wasm'));
+  const backend = tf.backend();
+  const host = hostOf('wasm', backend);
+  assert.equal(hostOf('wasm', backend), host, 'made once per backend');
+  const x = tf.tensor([1, 2, 3]);
+  const before = host.values(x).buffer.byteLength;
+  // 64 MiB more than the heap had: it must grow, which detaches every view taken before.
+  const big = tf.zeros([before / 4 + 16 * 1024 * 1024]);
+  const after = host.values(x);
+  assert.ok(after.buffer.byteLength > before, 'the heap grew');
+  assert.deepEqual(Array.from(after), [1, 2, 3]);
+  tf.dispose([x, big]);
+});
