@@ -137,17 +137,15 @@ export class GradientAccumulator {
       if (open.size === null) plan = { size: plan.size, scale: windowScale(plan.size, Number.isNaN(count) ? 1 : count) };
       return 2 ** -plan.scale;
     };
-    // A seed made by this call goes again if the call fails: a failing call leaves the tensor count as it was.
-    const seeded = this.seed.allocated;
-    const { gradients, objective, lossScale, counted, count } = microBatchGradients(OWNER, this.averaging, lossFn, handed, sampleCount, undefined, factorFor, this.seed);
-    try {
-      return this.accumulate({ handed, gradients, factor: 1, loss: { objective, scale: lossScale }, countTensor: count, count: counted.count, unit: counted.unit, microBatches: 1 }, plan);
-    } catch (error) {
-      if (!seeded) this.seed.dispose();
-      throw error;
-    } finally {
-      tf.dispose([...gradients.filter((g): g is tf.Tensor => g !== null), objective, ...(count === null ? [] : [count])]);
-    }
+    // A seed made by this call goes again if the call fails, in the backward pass or after it.
+    return this.seed.freedIfFailing(() => {
+      const { gradients, objective, lossScale, counted, count } = microBatchGradients(OWNER, this.averaging, lossFn, handed, sampleCount, undefined, factorFor, this.seed);
+      try {
+        return this.accumulate({ handed, gradients, factor: 1, loss: { objective, scale: lossScale }, countTensor: count, count: counted.count, unit: counted.unit, microBatches: 1 }, plan);
+      } finally {
+        tf.dispose([...gradients.filter((g): g is tf.Tensor => g !== null), objective, ...(count === null ? [] : [count])]);
+      }
+    });
   }
 
   /**

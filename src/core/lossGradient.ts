@@ -55,6 +55,21 @@ export class BackwardSeed {
   }
 
   /**
+   * Runs `fn`; if it throws and the seed did not exist before the call, frees the seed again, so
+   * that a failing call leaves the tensor count as it was. The one place this rule lives: the
+   * backward pass and the accumulator's micro-step both run inside it.
+   */
+  freedIfFailing<T>(fn: () => T): T {
+    const existed = this.allocated;
+    try {
+      return fn();
+    } catch (error) {
+      if (!existed) this.dispose();
+      throw error;
+    }
+  }
+
+  /**
    * Frees the Variable; the next use creates it again. tfjs may have freed it already: its
    * backward pass disposes a gradient it has added into another, and a gradient function may hand
    * the seed on unchanged (`Mod`'s, a custom one), so the seed can be that gradient.
@@ -102,46 +117,47 @@ export function safeVariableGrads(
   if (trained.length === 0) {
     throw argumentError(owner, 'varList', 'at least one trainable variable', verbatim(`${vars.length} variable(s), none of them trainable now`));
   }
+  return seeding === null ? seededGrads(owner, f, vars, trained, null) : seeding.seed.freedIfFailing(() => seededGrads(owner, f, vars, trained, seeding));
+}
+
+/** {@link safeVariableGrads}'s body, once the seed's release on failure is arranged. */
+function seededGrads(
+  owner: string,
+  f: () => tf.Scalar,
+  vars: tf.Variable[],
+  trained: tf.Variable[],
+  seeding: { seed: BackwardSeed; of: () => number } | null,
+): { value: tf.Scalar; gradients: (tf.Tensor | null)[] } {
   let failed = false;
   let failure: unknown;
-  const created = seeding !== null && !seeding.seed.allocated;
-  let result: { value: tf.Scalar; grads: tf.Tensor[] };
-  let dy: tf.Scalar | undefined;
-  try {
-    dy = seeding === null ? undefined : seeding.seed.tensor;
-    result = tf.engine().gradients(() => {
-      try {
-        const returned = f();
-        // A trained variable returned as the loss would come back as the value, for the caller to
-        // dispose: a copy (sharing its data) is differentiated instead.
-        const y = returned instanceof tf.Variable ? tf.clone(returned) : returned;
-        if (!(y instanceof tf.Tensor) || y.rank !== 0) {
-          throw argumentError(owner, 'lossFn', 'a function whose objective is a scalar', verbatim(`a function that returned ${describe(y)}`));
-        }
-        if (y.dtype !== 'float32') {
-          throw argumentError(owner, 'lossFn', 'a function that returns a float32 loss (tf.cast an integer loss first)', verbatim(`a function that returned ${describe(y)} of dtype ${y.dtype}`));
-        }
-        seeding?.seed.set(seeding.of());
-        return y;
-      } catch (error) {
-        failed = true;
-        failure = error;
-        return tf.scalar(0);
+  const dy = seeding === null ? undefined : seeding.seed.tensor;
+  const result = tf.engine().gradients(() => {
+    try {
+      const returned = f();
+      // A trained variable returned as the loss would come back as the value, for the caller to
+      // dispose: a copy (sharing its data) is differentiated instead.
+      const y = returned instanceof tf.Variable ? tf.clone(returned) : returned;
+      if (!(y instanceof tf.Tensor) || y.rank !== 0) {
+        throw argumentError(owner, 'lossFn', 'a function whose objective is a scalar', verbatim(`a function that returned ${describe(y)}`));
       }
-    }, trained, dy, true) as { value: tf.Scalar; grads: tf.Tensor[] };
-  } catch (error) {
-    if (created) seeding?.seed.dispose();
-    throw error;
-  }
+      if (y.dtype !== 'float32') {
+        throw argumentError(owner, 'lossFn', 'a function that returns a float32 loss (tf.cast an integer loss first)', verbatim(`a function that returned ${describe(y)} of dtype ${y.dtype}`));
+      }
+      seeding?.seed.set(seeding.of());
+      return y;
+    } catch (error) {
+      failed = true;
+      failure = error;
+      return tf.scalar(0);
+    }
+  }, trained, dy, true) as { value: tf.Scalar; grads: tf.Tensor[] };
   if (failed) {
     tf.dispose([result.value, ...result.grads.filter((g) => g != null)]);
-    if (created) seeding?.seed.dispose();
     throw failure;
   }
   const byName = new Map(trained.map((v, i) => [v.name, result.grads[i] ?? null]));
   if (![...byName.values()].some((g) => g !== null)) {
     // The value is left to the caller's tidy: it may be a tensor the user holds, made outside f.
-    if (created) seeding?.seed.dispose();
     throw argumentError(
       owner,
       'lossFn',
