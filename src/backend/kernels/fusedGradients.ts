@@ -127,13 +127,20 @@ function biasGradient(bias: tf.Tensor, dy: tf.Tensor): tf.Tensor {
 }
 
 /**
- * `dy` in a shape the products accept: as it is when it is the kernel's output shape, or a
- * matrix (rank 2: the product broadcasts it over the saved operands' batch axis of 1); otherwise
- * reshaped to the kernel's output shape, as tfjs's own gradient always does. Every reshape
- * skipped is one kernel dispatch less per layer and step; the products read the same values.
+ * `dy` in the kernel's output shape: as it is when it has that shape already, as tfjs's own
+ * gradients reshape it always. Every reshape skipped is one kernel dispatch less per layer and
+ * step; the kernels read the same values.
+ */
+function inKernelShape(dy: tf.Tensor, y: tf.Tensor): tf.Tensor {
+  return tf.util.arraysEqual(dy.shape, y.shape) ? dy : tf.reshape(dy, y.shape);
+}
+
+/**
+ * `dy` in a shape the products accept: {@link inKernelShape}, or as it is when it is a matrix
+ * (rank 2: the product broadcasts it over the saved operands' batch axis of 1).
  */
 function productOperand(dy: tf.Tensor, y: tf.Tensor): tf.Tensor {
-  return dy.rank === 2 || tf.util.arraysEqual(dy.shape, y.shape) ? dy : tf.reshape(dy, y.shape);
+  return dy.rank === 2 ? dy : inKernelShape(dy, y);
 }
 
 function fusedMatMulGradient(): tf.GradConfig {
@@ -174,8 +181,7 @@ function fusedConv2dGradient(): tf.GradConfig {
       if (!tf.backend_util.tupleValuesAreOne(dilations ?? 1)) throw new Error(`Error in gradient of fused conv2D: dilation rates greater than 1 are not yet supported in gradients. Got dilations '${dilations}'`);
       const strides = attrs.strides as [number, number];
       const pad = attrs.pad as 'valid' | 'same' | number;
-      const g = dy as tf.Tensor;
-      const d = () => (tf.util.arraysEqual(g.shape, y.shape) ? g : tf.reshape(g, y.shape)) as tf.Tensor4D;
+      const d = () => inKernelShape(dy as tf.Tensor, y) as tf.Tensor4D;
       const grads: Record<string, () => tf.Tensor> = {
         0: () => tf.engine().runKernel('Conv2DBackpropInput', { dy: d(), filter }, { strides, pad, dataFormat: 'NHWC', inputShape: x.shape }) as tf.Tensor,
         1: () => tf.engine().runKernel('Conv2DBackpropFilter', { x, dy: d() }, { strides, pad, dataFormat: 'NHWC', filterShape: filter.shape }) as tf.Tensor,

@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { installFastKernels, uninstallFastKernels } from '../../../src/backend/kernels';
 import { FUSED_CONV_2D_OP, FUSED_MAT_MUL_OP } from '../../../src/backend/kernels/fusedGradients';
 import { fcParameters } from '../../helpers';
+import { fusedMatMulGradient } from '../fuzz/products';
 import { expectNoLeak, expectStockGradientBits, FAST_BACKENDS, PARITY_BACKENDS, randomTensor, relativeError, TOLERANCE, useBackend, values, withStockGradient } from '../../helpers/kernelParity';
 
 /** Gradients of every input of a fused product (with bias), for each transpose setting. */
@@ -189,34 +190,11 @@ function valuesOf(shape: number[], seed: number): tf.Tensor {
   return tf.mul(randomTensor(shape, seed), 4);
 }
 
-const denseCase = fc.record({
-  batch: fc.array(fc.integer({ min: 1, max: 3 }), { maxLength: 2 }),
-  m: fc.integer({ min: 0, max: 9 }),
-  k: fc.integer({ min: 1, max: 40 }),
-  n: fc.integer({ min: 1, max: 40 }),
-  transposeA: fc.boolean(),
-  transposeB: fc.boolean(),
-  bias: fc.constantFrom('none', 'n', '1xn'),
-  seed: fc.integer({ min: 1, max: 1e6 }),
-});
-
 test('fused matMul gradients without the upstream gradient reshapes are tfjs own, bit for bit', async () => {
+  // The kernel fuzz's cases: batch axes, sizes from 0, both transposes, no, [n] and [1, n] bias.
+  const family = fusedMatMulGradient;
   await fc.assert(
-    fc.asyncProperty(denseCase, async (c) => {
-      // tfjs's own gradient cannot reduce a [1, n] bias's gradient over zero rows.
-      const biasShape = c.bias === 'none' || (c.bias === '1xn' && c.m === 0) ? null : c.bias === 'n' ? [c.n] : [1, c.n];
-      const aShape = [...c.batch, ...(c.transposeA ? [c.k, c.m] : [c.m, c.k])];
-      const bShape = [...c.batch, ...(c.transposeB ? [c.n, c.k] : [c.k, c.n])];
-      const run = () => {
-        const inputs = [valuesOf(aShape, c.seed), valuesOf(bShape, c.seed + 1), ...(biasShape ? [valuesOf(biasShape, c.seed + 2)] : [])];
-        const loss = (...t: tf.Tensor[]) => {
-          const y = tf.fused.matMul({ a: t[0] as tf.Tensor3D, b: t[1] as tf.Tensor3D, bias: t[2], transposeA: c.transposeA, transposeB: c.transposeB });
-          return tf.sum(tf.mul(y, valuesOf(y.shape, c.seed + 3)));
-        };
-        return tf.grads(loss)(inputs);
-      };
-      await expectStockGradientBits(FUSED_MAT_MUL_OP, `fused matMul ${JSON.stringify(c)}`, run);
-    }),
+    fc.asyncProperty(family.cases, async (c) => expectStockGradientBits(FUSED_MAT_MUL_OP, `${family.name}: ${family.describe(c)}`, () => family.run(c))),
     fcParameters(40),
   );
 });
