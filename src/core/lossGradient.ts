@@ -267,13 +267,13 @@ export function meanLossOf(objective: number, scale: LossScale, count: number): 
  *
  * @param scalarSamples The samples a scalar mean loss counts for under `"per-sample"` when
  *   `sampleCount` is left out (a worker of the parallel trainer knows its micro-batch's size,
- *   but not which form its loss returns); a 1-D or `{ loss, count }` loss ignores it.
+ *   but not which form its loss returns), or undefined; a 1-D or `{ loss, count }` loss ignores it.
  * @param factorFor The factor the gradients are multiplied by, given what the micro-batch counts
  *   (samples, 1 for a unit, NaN for a count known only after the gradient): the window's scale
  *   2^−scale (see `windowScale`). It seeds the backward pass (see `safeVariableGrads`), where it
- *   costs nothing and the gradients come out scaled. Default 1.
- * @param seed The caller's seed, kept between its micro-steps (see `BackwardSeed`); left out,
- *   one is made for this call and freed after it.
+ *   costs nothing and the gradients come out scaled.
+ * @param seed The caller's seed, kept between its micro-steps (see `BackwardSeed`). Every caller
+ *   trains over many micro-steps and owns one, so there is no path that makes a seed per call.
  */
 export function microBatchGradients(
   owner: string,
@@ -281,9 +281,9 @@ export function microBatchGradients(
   lossFn: () => tf.Tensor | CountedLoss,
   handed: tf.Variable[],
   sampleCount: number | undefined,
-  scalarSamples?: number,
-  factorFor: (count: number) => number = () => 1,
-  seed?: BackwardSeed,
+  scalarSamples: number | undefined,
+  factorFor: (count: number) => number,
+  seed: BackwardSeed,
 ): { gradients: (tf.Tensor | null)[]; objective: tf.Scalar; lossScale: LossScale; counted: LossCount; count: tf.Scalar | null } {
   let counted: LossCount = { count: 1, unit: 'micro-batches', weight: 1 };
   let count: tf.Scalar | null = null;
@@ -303,18 +303,15 @@ export function microBatchGradients(
     }
     return (loss.rank === 1 ? tf.sum(loss) : loss) as tf.Scalar;
   };
-  const own = seed === undefined ? new BackwardSeed() : null;
   let result: { gradients: (tf.Tensor | null)[]; objective: tf.Scalar };
   try {
     result = tidy(() => {
-      const { value, gradients } = safeVariableGrads(owner, objectiveOf, handed, { seed: seed ?? (own as BackwardSeed), of: () => factor });
+      const { value, gradients } = safeVariableGrads(owner, objectiveOf, handed, { seed, of: () => factor });
       return { gradients, objective: value };
     });
   } catch (error) {
     if (count !== null) (count as tf.Scalar).dispose();
     throw error;
-  } finally {
-    own?.dispose();
   }
   // The mean loss from the objective, on the host (meanLossOf): a sum over samples divided by
   // their number, a sum over counts by the count read with it, a mean as it is.
