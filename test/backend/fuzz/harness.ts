@@ -3,7 +3,7 @@ import '@tensorflow/tfjs-backend-wasm';
 import fc from 'fast-check';
 import { installFastKernels, tfjsBackendOf, uninstallFastKernels, weightCacheSize } from '../../../src/backend/kernels';
 import { fcParameters, FC_SEED } from '../../helpers';
-import { ParityBackend, PARITY_BACKENDS, randomValues, relativeError, TOLERANCE } from '../../helpers/kernelParity';
+import { ParityBackend, PARITY_BACKENDS, randomTensor, relativeError, TOLERANCE } from '../../helpers/kernelParity';
 
 /**
  * The machinery of the kernel fuzz (test/backend/kernelFuzz.test.ts): a family of generated
@@ -182,10 +182,8 @@ export async function fuzz<C>(family: Family<C>, runs: number): Promise<void> {
   );
 }
 
-/** Deterministic values in [-1, 1) for a tensor of `shape` (seeded, independent of any backend). */
-export function valuesTensor(shape: number[], seed: number): tf.Tensor {
-  return tf.tensor(randomValues(shape.reduce((a, b) => a * b, 1), seed), shape);
-}
+/** Deterministic values in [-1, 1) for a tensor of `shape` (seeded, independent of any backend): the parity tests' own. */
+export const valuesTensor = randomTensor;
 
 /** `[a,b,c]` for messages. */
 export function dims(shape: readonly number[]): string {
