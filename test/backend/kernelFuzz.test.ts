@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { FAST_KERNEL_BACKENDS, installedFastKernels, installFastKernels, tfjsBackendOf, uninstallFastKernels } from '../../src/backend/kernels';
 import { nativeAvailable } from '../helpers/kernelParity';
 import * as batchNorm from './fuzz/batchNorm';
+import * as batchNormLayer from './fuzz/batchNormLayer';
 import * as convolutions from './fuzz/convolutions';
 import * as elementwise from './fuzz/elementwise';
 import * as losses from './fuzz/losses';
@@ -52,6 +53,7 @@ const FAMILIES: [Family<never>, number][] = [
   [batchNorm.batchNorm, 50],
   [batchNorm.batchNormGradients, 40],
   [losses.softmaxCrossEntropyGradient, 40],
+  [batchNormLayer.batchNormLayerTraining, 40],
 ] as unknown as [Family<never>, number][];
 
 /** Every kernel and gradient `installFastKernels` registers, over every kernel set. */

@@ -21,6 +21,13 @@ import { SimdKernels, simdKernels } from './wasmSimd';
  *
  * The gradient stays tfjs's on backends where the kernel is not registered (webgl, tensorflow),
  * and for parameter shapes it does not cover (anything but one value per channel).
+ *
+ * With the attribute `training`, the kernel gives the input gradient of a training step instead,
+ * where `mean` and `variance` are the batch's own moments of `x` (M values per channel):
+ *
+ *     dx = scale·s·(dy − Σdy/M − (x − mean)·s²·Σdy(x−mean)/M)
+ *
+ * the same two sums and still one pass to write dx (batchNormTraining.ts).
  */
 export const BATCH_NORM_GRAD = 'TfjsAccumulateBatchNormGrad';
 
@@ -32,6 +39,16 @@ interface Params {
   scale: Float32Array | null;
   epsilon: number;
   channels: number;
+  /** dx of a training step, the moments being the batch's (see above). */
+  training: boolean;
+}
+
+/** The per-channel coefficients of dx = dy·a + (x − mean)·b + c: b = c = 0 outside training. */
+function dxCoefficients(p: Pick<Params, 'variance' | 'scale' | 'epsilon' | 'training'>, k: number, count: number, sumDy: number, sumDyXc: number): [number, number, number] {
+  const s = 1 / Math.sqrt(p.variance[k] + p.epsilon);
+  const a = (p.scale ? p.scale[k] : 1) * s;
+  if (!p.training) return [a, 0, 0];
+  return [a, (-a * s * s * sumDyXc) / count, (-a * sumDy) / count];
 }
 
 /** Writes dx and returns [dmean, dvariance, dscale, doffset] per channel. */
@@ -62,20 +79,35 @@ export function batchNormGradLoops(p: Params, dx: Float32Array): Float32Array[] 
   const dvariance = new Float32Array(c);
   const dscale = new Float32Array(c);
   const doffset = new Float32Array(c);
-  const factor = new Float32Array(c);
+  const a = new Float64Array(c);
+  const b = new Float64Array(c);
+  const shift = new Float64Array(c);
+  const count = c === 0 ? 0 : n / c;
   for (let k = 0; k < c; k++) {
     const s = 1 / Math.sqrt(variance[k] + epsilon);
     const g = scale ? scale[k] : 1;
-    factor[k] = g * s;
+    [a[k], b[k], shift[k]] = dxCoefficients(p, k, count, sumDy[k], sumDyXc[k]);
     dmean[k] = -g * s * sumDy[k];
     dvariance[k] = -0.5 * g * s * s * s * sumDyXc[k];
     dscale[k] = s * sumDyXc[k];
     doffset[k] = sumDy[k];
   }
-  for (let base = 0; base < n; base += c) {
-    for (let k = 0; k < c; k++) dx[base + k] = dy[base + k] * factor[k];
+  if (p.training) {
+    for (let base = 0; base < n; base += c) {
+      for (let k = 0; k < c; k++) dx[base + k] = dy[base + k] * a[k] + (x[base + k] - mean[k]) * b[k] + shift[k];
+    }
+  } else {
+    for (let base = 0; base < n; base += c) {
+      for (let k = 0; k < c; k++) dx[base + k] = dy[base + k] * Math.fround(a[k]);
+    }
   }
   return [dmean, dvariance, dscale, doffset];
+}
+
+/** The kernel's attributes: FusedBatchNorm's, and whether the moments are the batch's own (training). */
+export interface BatchNormGradAttrs {
+  varianceEpsilon: number;
+  training?: boolean;
 }
 
 function paramsShape(x: tf.TensorInfo): number[] {
@@ -86,12 +118,12 @@ function batchNormGradWasm(): KernelFn {
   return (args: KernelArgs) => {
     const backend = args.backend as WasmBackend;
     const { x, dy, mean, variance, scale } = args.inputs as Record<string, tf.TensorInfo>;
-    const { varianceEpsilon } = args.attrs as unknown as tf.FusedBatchNormAttrs;
+    const { varianceEpsilon, training } = args.attrs as unknown as BatchNormGradAttrs;
     const c = x.shape[x.shape.length - 1];
     const outs = [backend.makeOutput(x.shape, 'float32'), ...[0, 1, 2, 3].map(() => backend.makeOutput(paramsShape(x), 'float32'))];
     const simd = c % 4 === 0 && sizeOf(x.shape) > 0 ? simdKernels(backend) : null;
     if (simd) {
-      batchNormGradSimd(simd, backend, { x, dy, mean, variance, scale }, varianceEpsilon, outs);
+      batchNormGradSimd(simd, backend, { x, dy, mean, variance, scale }, varianceEpsilon, training === true, outs);
       return outs;
     }
     const small = batchNormGradLoops(
@@ -103,6 +135,7 @@ function batchNormGradWasm(): KernelFn {
         scale: scale ? heapF32(backend, scale) : null,
         epsilon: varianceEpsilon,
         channels: c,
+        training: training === true,
       },
       heapF32(backend, outs[0]),
     );
@@ -118,20 +151,21 @@ function addressOf(backend: WasmBackend, t: tf.TensorInfo): number {
 
 /**
  * The same two passes in WebAssembly SIMD: the per-channel sums (float64, as above) and then
- * `dx = dy · factor` as a per-channel affine map with zero shift. Scratch space lives on the
- * heap for the duration of the call.
+ * `dx = dy · factor` as a per-channel affine map with zero shift (`affine2` of dy and x in
+ * training). Scratch space lives on the heap for the duration of the call.
  */
 function batchNormGradSimd(
   simd: SimdKernels,
   backend: WasmBackend,
   t: Record<'x' | 'dy' | 'mean' | 'variance', tf.TensorInfo> & { scale?: tf.TensorInfo },
   epsilon: number,
+  training: boolean,
   outs: tf.TensorInfo[],
 ): void {
   const c = t.x.shape[t.x.shape.length - 1];
   const rows = sizeOf(t.x.shape) / c;
-  // Float64 sums and means (3·c doubles), then mean/factor/offset for the affine pass (3·c floats).
-  const scratch = backend.makeOutput([6 * c + 3 * c + 2], 'float32');
+  // Float64 sums and means (3·c doubles), then the dx pass's mean and coefficients (4·c floats).
+  const scratch = backend.makeOutput([6 * c + 4 * c + 2], 'float32');
   try {
     // Align the float64 part to 8 bytes (the allocator gives at least 4).
     const base = addressOf(backend, scratch);
@@ -145,7 +179,7 @@ function batchNormGradSimd(
     simd.batchNormGradSums(addressOf(backend, t.x), addressOf(backend, t.dy), sums, rows, 4 * c);
     const variance = heapF32(backend, t.variance);
     const scale = t.scale ? heapF32(backend, t.scale) : null;
-    const p = new Float32Array(heap, params, 3 * c);
+    const p = new Float32Array(heap, params, 4 * c);
     const [dmean, dvariance, dscale, doffset] = outs.slice(1).map((o) => heapF32(backend, o));
     for (let k = 0; k < c; k++) {
       const s = 1 / Math.sqrt(variance[k] + epsilon);
@@ -156,11 +190,12 @@ function batchNormGradSimd(
       dvariance[k] = -0.5 * g * s * s * s * sumDyXc;
       dscale[k] = s * sumDyXc;
       doffset[k] = sumDy;
-      p[k] = 0;
-      p[c + k] = g * s;
-      p[2 * c + k] = 0;
+      const [a, b, shift] = dxCoefficients({ variance, scale, epsilon, training }, k, rows, sumDy, sumDyXc);
+      if (training) [p[k], p[c + k], p[2 * c + k], p[3 * c + k]] = [mean[k], b, a, shift];
+      else [p[k], p[c + k], p[2 * c + k]] = [0, a, 0];
     }
-    simd.affine(addressOf(backend, t.dy), addressOf(backend, outs[0]), params, rows, 4 * c);
+    if (training) simd.affine2(addressOf(backend, t.x), addressOf(backend, t.dy), addressOf(backend, outs[0]), params, rows, 4 * c);
+    else simd.affine(addressOf(backend, t.dy), addressOf(backend, outs[0]), params, rows, 4 * c);
   } finally {
     backend.disposeData(scratch.dataId);
   }
@@ -170,7 +205,7 @@ function batchNormGradCpu(): KernelFn {
   return (args: KernelArgs) => {
     const backend = args.backend as CpuBackend;
     const { x, dy, mean, variance, scale } = args.inputs as Record<string, tf.TensorInfo>;
-    const { varianceEpsilon } = args.attrs as unknown as tf.FusedBatchNormAttrs;
+    const { varianceEpsilon, training } = args.attrs as unknown as BatchNormGradAttrs;
     const dx = new Float32Array(sizeOf(x.shape));
     const small = batchNormGradLoops(
       {
@@ -181,6 +216,7 @@ function batchNormGradCpu(): KernelFn {
         scale: scale ? cpuValues(backend, scale) : null,
         epsilon: varianceEpsilon,
         channels: x.shape[x.shape.length - 1],
+        training: training === true,
       },
       dx,
     );

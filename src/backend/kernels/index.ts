@@ -2,6 +2,7 @@ import { activationPatches } from './activation';
 import { addCheckedPatches } from './addChecked';
 import { batchNormPatches } from './batchNorm';
 import { batchNormGradientPatch, batchNormGradPatches } from './batchNormGrad';
+import { batchNormLayerInstalled, installBatchNormLayer, restoreBatchNormLayer } from './batchNormLayer';
 import { broadcastBinaryPatches } from './broadcastBinary';
 import { conv2dPatches } from './conv2d';
 import { conv2dBackpropFilterPatches } from './conv2dBackpropFilter';
@@ -111,8 +112,9 @@ export function fastKernelPatches(backendName: FastKernelBackend): KernelPatch[]
 
 /**
  * Registers the replacement kernels for `backendName` (`"wasm"` or `"cpu"`), and the fused
- * BatchNorm, fused matMul and conv2d, Sum and Mean gradients that use them, and the softmax
- * cross-entropy gradient that skips the labels'. Idempotent; the stock kernels stay reachable for the cases
+ * BatchNorm, fused matMul and conv2d, Sum and Mean gradients that use them, the softmax
+ * cross-entropy gradient that skips the labels', and BatchNormalization's training step as one
+ * differentiated op (batchNormLayer.ts). Idempotent; the stock kernels stay reachable for the cases
  * a replacement does not cover, and `uninstallFastKernels` restores them.
  */
 export function installFastKernels(backendName: FastKernelBackend): KernelReplacement[] {
@@ -125,6 +127,7 @@ export function installFastKernels(backendName: FastKernelBackend): KernelReplac
   noteFusedAttrsEverywhere();
   installKernels(fastKernelPatches(backendName));
   installGradients([batchNormGradientPatch, ...fusedGradientPatches, ...reduceGradientPatches, softmaxCrossEntropyGradientPatch]);
+  installBatchNormLayer();
   return installedFastKernels(tfjsBackendOf(backendName));
 }
 
@@ -135,7 +138,10 @@ export function installFastKernels(backendName: FastKernelBackend): KernelReplac
 export function uninstallFastKernels(backendName?: FastKernelBackend): void {
   uninstallKernels(backendName === undefined ? undefined : tfjsBackendOf(backendName));
   // The fused-product gradient is gone with the last backend's kernels: so are its notes.
-  if (listInstalledKernels().length === 0) restoreFusedKernels();
+  if (listInstalledKernels().length === 0) {
+    restoreFusedKernels();
+    restoreBatchNormLayer();
+  }
   clearWeightCache();
   releaseNativeScratch();
 }
@@ -144,7 +150,10 @@ export function uninstallFastKernels(backendName?: FastKernelBackend): void {
 export function installedFastKernels(backendName?: string): KernelReplacement[] {
   const kernels = listInstalledKernels(backendName).map((p) => ({ kernel: p.kernelName, backend: p.backendName, description: p.description }));
   const gradients = listInstalledGradients().map((g: GradientPatch) => ({ kernel: `gradient of ${g.kernelName}`, backend: 'all', description: g.description }));
-  return [...kernels, ...(kernels.length > 0 ? gradients : [])];
+  const layers = batchNormLayerInstalled()
+    ? [{ kernel: BATCH_NORM_LAYER, backend: 'all', description: "tf.layers.batchNormalization in training: the batch's moments and the normalization differentiated as one op (batchNormTraining.ts)" }]
+    : [];
+  return [...kernels, ...(kernels.length > 0 ? [...gradients, ...layers] : [])];
 }
 
 export { clearWeightCache, weightCacheSize } from './weightCache';
@@ -152,5 +161,8 @@ export { checkNativeThreads, loadNativeBlas, setNativeThreads, coreCount, NATIVE
 export type { CheckNativeThreadsArgs, NativeAddon, NativeBlasInfo, NativeStatus, LoadNativeBlasArgs } from './nativeBlas';
 export { nativeScratchSize, releaseNativeScratch } from './nativeConv2d';
 export { BATCH_NORM_GRAD } from './batchNormGrad';
+
+/** How `installedFastKernels` names the wrapped BatchNormalization layer. */
+export const BATCH_NORM_LAYER = 'BatchNormalization.call in training';
 export { addChecked, ADD_CHECKED } from '../../core/addChecked';
 export type { CheckedSum } from '../../core/addChecked';

@@ -62,6 +62,12 @@ export interface SimdKernels {
    */
   affine(x: number, y: number, params: number, rows: number, channelBytes: number): void;
   /**
+   * `dx[r, c] = (x[r, c] − p[c]) · p[C + c] + dy[r, c] · p[2C + c] + p[3C + c]` for `rows` rows of
+   * `C = channelBytes / 4` floats: BatchNorm's input gradient in training, where the batch's
+   * moments depend on `x` too (see batchNormGrad.ts).
+   */
+  affine2(x: number, dy: number, dx: number, params: number, rows: number, channelBytes: number): void;
+  /**
    * The max-pool gradient for 2x2 windows with stride 2 that tile the input exactly
    * (`inHeight = 2·outHeight`, `inWidth = 2·outWidth`): writes every element of `dx`, the window's
    * first strict maximum (row-major) gets `dy`, the rest 0; windows of NaN/−Infinity get nothing.
@@ -115,6 +121,42 @@ function affineFn(): Fn {
       ...get(j), ...i32(16), ADD, ...tee(j), ...get(cb), LT_U, ...brIf(0),
       END,
       ...get(y), ...get(cb), ADD, ...set(y),
+      ...get(x), ...get(cb), ADD, ...tee(x), ...get(end), LT_U, ...brIf(0),
+      END,
+      END,
+    ],
+  };
+}
+
+/** affine2(x, dy, dx, params, rows, cb): locals end=6, j=7, p1=8, p2=9, p3=10. */
+function affine2Fn(): Fn {
+  const [x, dy, dx, p, rows, cb, end, j, p1, p2, p3] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+  return {
+    name: 'affine2',
+    params: 6,
+    locals: [[5, I32]],
+    body: [
+      ...get(x), ...get(rows), ...get(cb), MUL, ADD, ...set(end),
+      ...get(p), ...get(cb), ADD, ...set(p1),
+      ...get(p1), ...get(cb), ADD, ...set(p2),
+      ...get(p2), ...get(cb), ADD, ...set(p3),
+      ...BLOCK,
+      ...get(x), ...get(end), GE_U, ...brIf(0),
+      ...LOOP,
+      ...i32(0), ...set(j),
+      ...LOOP,
+      ...get(dx), ...get(j), ADD,
+      ...get(x), ...get(j), ADD, ...load(),
+      ...get(p), ...get(j), ADD, ...load(), ...F32_SUB,
+      ...get(p1), ...get(j), ADD, ...load(), ...F32_MUL,
+      ...get(dy), ...get(j), ADD, ...load(),
+      ...get(p2), ...get(j), ADD, ...load(), ...F32_MUL, ...F32_ADD,
+      ...get(p3), ...get(j), ADD, ...load(), ...F32_ADD,
+      ...store(),
+      ...get(j), ...i32(16), ADD, ...tee(j), ...get(cb), LT_U, ...brIf(0),
+      END,
+      ...get(dx), ...get(cb), ADD, ...set(dx),
+      ...get(dy), ...get(cb), ADD, ...set(dy),
       ...get(x), ...get(cb), ADD, ...tee(x), ...get(end), LT_U, ...brIf(0),
       END,
       END,
@@ -318,7 +360,7 @@ function checkFiniteFn(): Fn {
 
 /** The module's bytes: imports `env.memory`, exports the functions of {@link SimdKernels}. */
 export function simdModuleBytes(): Uint8Array {
-  return moduleBytes([affineFn(), maxPoolGradFn(), batchNormGradSumsFn(), checkedFn(true), checkedFn(false), checkedFn(true, true), checkedFn(false, true), checkFiniteFn()], { import: true });
+  return moduleBytes([affineFn(), affine2Fn(), maxPoolGradFn(), batchNormGradSumsFn(), checkedFn(true), checkedFn(false), checkedFn(true, true), checkedFn(false, true), checkFiniteFn()], { import: true });
 }
 
 const instances = new WeakMap<WebAssembly.Memory, SimdKernels | null>();

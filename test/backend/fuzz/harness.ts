@@ -42,9 +42,9 @@ export interface Family<C> {
   tolerance?: number;
   /**
    * The magnitude errors are relative to when the reference's own is smaller (a sum of inputs
-   * of this size that cancels to nearly 0 carries their rounding). Default 0.
+   * of this size that cancels to nearly 0 carries their rounding), per output. Default 0.
    */
-  scaleFloor?(c: C): number;
+  scaleFloor?(c: C, output: number): number;
   /**
    * Whether a case keeps backend memory alive on purpose (a trainable variable's cached
    * transposed or flipped copy, freed once the variable is): then only engine tensors are counted
@@ -161,7 +161,7 @@ export async function checkCase<C>(family: Family<C>, c: C): Promise<void> {
     outputs.forEach((a, i) => {
       const e = expected[i];
       if (a.shape.join() !== e.shape.join()) throw new Error(`${label(set)}: output ${i} has shape [${a.shape}], ${source} [${e.shape}]`);
-      const err = relativeError(a.data, e.data, family.scaleFloor?.(c) ?? 0);
+      const err = relativeError(a.data, e.data, family.scaleFloor?.(c, i) ?? 0);
       if (!(err <= (family.tolerance ?? TOLERANCE))) {
         const at = worstIndex(a.data, e.data);
         throw new Error(

@@ -1,0 +1,90 @@
+import * as tf from '@tensorflow/tfjs';
+import { batchNormTraining, fusedTrainingAvailable } from './batchNormTraining';
+
+/**
+ * tfjs-layers' BatchNormalization, trained through {@link batchNormTraining}.
+ *
+ * The layer's training branch cannot be reached from tfjs's registries (the moments are plain
+ * ops on the tape), so `installFastKernels` wraps the class's `call`: in training, for the
+ * common case it takes over (normalizing over every axis but the last, with γ and β, on a
+ * backend with the fused kernel), it does what tfjs-layers does (the batch's moments,
+ * `tf.batchNorm`, then each moving statistic `m − (m − batch)·(1 − momentum)`) with the moments
+ * and the normalization differentiated as one op. Everything else (inference, another axis, no
+ * γ or β, other backends) runs the layer's own `call`. `uninstallFastKernels` puts it back.
+ * test/backend/kernels/batchNormLayer.test.ts checks the outputs and moving statistics against
+ * the original `call` bit for bit, so a tfjs whose layer differs fails there.
+ */
+
+interface BatchNormLayer {
+  axis: number;
+  momentum: number;
+  epsilon: number;
+  center: boolean;
+  scale: boolean;
+  gamma: tf.LayerVariable | null;
+  beta: tf.LayerVariable | null;
+  movingMean: tf.LayerVariable;
+  movingVariance: tf.LayerVariable;
+}
+
+type Call = (this: BatchNormLayer, inputs: tf.Tensor | tf.Tensor[], kwargs: { training?: boolean }) => tf.Tensor | tf.Tensor[];
+
+let original: Call | null = null;
+
+/** tfjs-layers' BatchNormalization class, as registered for deserialization. */
+function layerPrototype(): { call: Call } {
+  const map = tf.serialization.SerializationMap.getMap().classNameMap as Record<string, [{ prototype: { call: Call } }, unknown]>;
+  const entry = map.BatchNormalization;
+  if (!entry) throw new Error('tfjs-accumulate: tfjs-layers has no BatchNormalization class registered.');
+  return entry[0].prototype;
+}
+
+/** The one input, in the case the fused step covers; null to leave the call to the layer. */
+function fusedInput(layer: BatchNormLayer, inputs: tf.Tensor | tf.Tensor[], kwargs: { training?: boolean } | undefined): tf.Tensor | null {
+  if (kwargs?.training !== true) return null;
+  const x = Array.isArray(inputs) ? (inputs.length === 1 ? inputs[0] : null) : inputs;
+  if (!(x instanceof tf.Tensor) || !layer.center || !layer.scale || layer.gamma === null || layer.beta === null) return null;
+  const axis = layer.axis >= 0 ? layer.axis : layer.axis + x.rank;
+  if (axis !== x.rank - 1) return null;
+  return fusedTrainingAvailable(x, layer.gamma.read(), layer.beta.read()) ? x : null;
+}
+
+/** The moving-average update, as tfjs-layers writes it. */
+function updateMoving(variable: tf.LayerVariable, value: tf.Tensor, momentum: number): void {
+  tf.tidy(() => {
+    const decay = 1 - momentum;
+    const previous = variable.read();
+    variable.write(tf.sub(previous, tf.mul(tf.sub(previous, value), decay)));
+  });
+}
+
+function fusedCall(this: BatchNormLayer, inputs: tf.Tensor | tf.Tensor[], kwargs: { training?: boolean }): tf.Tensor | tf.Tensor[] {
+  const x = fusedInput(this, inputs, kwargs);
+  if (x === null) return (original as Call).call(this, inputs, kwargs);
+  return tf.tidy(() =>
+    batchNormTraining(x, (this.gamma as tf.LayerVariable).read(), (this.beta as tf.LayerVariable).read(), this.epsilon, (mean, variance) => {
+      updateMoving(this.movingMean, mean, this.momentum);
+      updateMoving(this.movingVariance, variance, this.momentum);
+    }),
+  );
+}
+
+/** Wraps BatchNormalization's `call` (once; again after a restore). */
+export function installBatchNormLayer(): void {
+  if (original !== null) return;
+  const prototype = layerPrototype();
+  original = prototype.call;
+  prototype.call = fusedCall;
+}
+
+/** Puts the layer's own `call` back. */
+export function restoreBatchNormLayer(): void {
+  if (original === null) return;
+  layerPrototype().call = original;
+  original = null;
+}
+
+/** Whether the layer's `call` is wrapped now (for tests and `installedFastKernels`). */
+export function batchNormLayerInstalled(): boolean {
+  return original !== null;
+}
