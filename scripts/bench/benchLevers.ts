@@ -4,16 +4,21 @@
  *
  *     npm run bench:levers                          # every lever on the MLP and the CNN
  *     npm run bench:levers -- --seconds=12          # longer: steadier medians on a busy machine
+ *     npm run bench:levers -- --backend=native      # the native kernel set, one BLAS thread
  *
  * Levers:
  * - `lazy-fused-gradients`: the fused matMul/conv2d gradients of src/backend/kernels/fusedGradients.ts
  *   (each input's gradient only when needed) against tfjs's own, on a plain SGD step;
  * - `add-checked`: one accumulator micro-step's bookkeeping over the MLP's weights, as tfjs ops
  *   (add, then a sum reduction; the exact variants sum(x·0) and all(isFinite(x))) against
- *   `addChecked`.
+ *   `addChecked`;
+ * - `batchnorm-training`: the CNN's BatchNormalization layers in training through their own
+ *   `call` (the moments differentiated op by op) against the wrapped one (batchNormLayer.ts), on
+ *   plain SGD steps and on `GradientAccumulator` windows of 4 x 16.
  */
 import * as tf from '@tensorflow/tfjs';
-import { addChecked, fusedGradientPatches, selectBackend } from '../../src/backend/index';
+import { addChecked, fusedGradientPatches, installBatchNormLayer, restoreBatchNormLayer, selectBackend } from '../../src/backend/index';
+import { GradientAccumulator } from '../../src/index';
 import { cnn, mlp, Timing, timeCalls } from '../../src/tutorial/index';
 
 const arg = (name: string, fallback: string): string => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
@@ -21,6 +26,8 @@ const CONFIG = {
   /** Seconds of timed calls per variant, over `rounds` turns. */
   seconds: Number(arg('seconds', '6')),
   rounds: 6,
+  /** The kernel set: wasm, or native (one BLAS thread). */
+  backend: arg('backend', 'wasm') as 'wasm' | 'native',
   /** Plain steps the gradient lever is timed on. */
   steps: [['mlp', 64], ['mlp', 16], ['cnn', 16], ['cnn', 64]] as ['mlp' | 'cnn', number][],
 };
@@ -113,14 +120,44 @@ function addCheckedLever(): void {
   model.dispose();
 }
 
+/** The CNN trained with BatchNormalization's own call against the wrapped one, switched per call. */
+function batchNormTrainingLever(): void {
+  const own = (fn: () => void) => () => {
+    restoreBatchNormLayer();
+    try {
+      fn();
+    } finally {
+      installBatchNormLayer();
+    }
+  };
+  for (const batch of [16, 64]) {
+    const { step, dispose } = plainStep('cnn', batch);
+    const [stock, fused] = timeCalls([own(step), step], { seconds: CONFIG.seconds, rounds: CONFIG.rounds });
+    console.log(`| batchnorm-training | cnn step of ${batch} | ${fmt(stock)} | ${fmt(fused)} | ${ratio(fused, stock)} |`);
+    dispose();
+  }
+  const model = cnn({ normalization: 'batch', seed: 1 });
+  const micro = [0, 1, 2, 3].map((i) =>
+    tf.tidy(() => ({ xs: tf.randomNormal([16, 28, 28, 1], 0, 1, 'float32', 10 + i), ys: tf.oneHot(tf.tensor1d(Array.from({ length: 16 }, (_, j) => (j + i) % 10), 'int32'), 10) })),
+  );
+  const accumulator = new GradientAccumulator({ optimizer: tf.train.sgd(0.01), accumulationSteps: 4 });
+  const window = () => micro.forEach(({ xs, ys }) => accumulator.step(() => tf.losses.softmaxCrossEntropy(ys, model.apply(xs, { training: true }) as tf.Tensor), { sampleCount: 16 }));
+  const [stock, fused] = timeCalls([own(window), window], { seconds: CONFIG.seconds, rounds: CONFIG.rounds });
+  console.log(`| batchnorm-training | cnn GradientAccumulator window of 4 x 16 | ${fmt(stock)} | ${fmt(fused)} | ${ratio(fused, stock)} |`);
+  accumulator.dispose();
+  tf.dispose(micro.flatMap((m) => [m.xs, m.ys]));
+  model.dispose();
+}
+
 async function main(): Promise<void> {
-  await selectBackend('wasm', { onNotice: (m) => console.error(m) });
-  console.log(`Command: \`npm run bench:levers${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}\`, backend wasm + kernels, ${new Date().toISOString()}.`);
+  await selectBackend(CONFIG.backend, { strict: true, nativeThreads: 1, onNotice: (m) => console.error(m) });
+  console.log(`Command: \`npm run bench:levers${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}\`, kernel set ${CONFIG.backend} (one thread), ${new Date().toISOString()}.`);
   console.log('');
   console.log('| lever | call | without: median (min, CPU) | with | with / without: medians (minima, CPU times) |');
   console.log('|---|---|---|---|---|');
   lazyFusedGradients();
   addCheckedLever();
+  batchNormTrainingLever();
 }
 
 main().catch((e) => {

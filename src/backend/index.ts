@@ -11,6 +11,8 @@ export type { BackendPreference, SelectBackendArgs, EnvironmentReport } from './
 export { installFastKernels, uninstallFastKernels, installedFastKernels, FAST_KERNEL_BACKENDS, addChecked } from './kernels';
 // The gradient patches, for the bench's A/B timing of each speed lever.
 export { fusedGradientPatches } from './kernels/fusedGradients';
+// For A/B timing of the wrapped BatchNormalization layer (npm run bench:levers); installFastKernels wraps it.
+export { batchNormLayerInstalled, installBatchNormLayer, restoreBatchNormLayer } from './kernels/batchNormLayer';
 export type { KernelReplacement, FastKernelBackend } from './kernels';
 // The optional native kernels (native/, the system CBLAS): loading, threads, what BLAS it is.
 export { loadNativeBlas, setNativeThreads, NATIVE_ADDON_ENV_VAR } from './kernels';
