@@ -96,67 +96,39 @@ export interface SimdKernels {
   checkFinite(x: number, bytes: number): number;
 }
 
-/** affine(x, y, params, rows, cb): locals end=5, j=6, p1=7, p2=8. */
-function affineFn(): Fn {
-  const [x, y, p, rows, cb, end, j, p1, p2] = [0, 1, 2, 3, 4, 5, 6, 7, 8];
+/**
+ * affine(x, y, params, rows, cb), or with `second` affine2(x, dy, y, params, rows, cb): after the
+ * parameters, i32 locals end, j and the per-channel parameter pointers p1, p2 (and p3).
+ */
+function affineFn(second: boolean): Fn {
+  const count = second ? 6 : 5;
+  const [x, dy] = [0, 1];
+  const y = second ? 2 : 1;
+  const [p, rows, cb] = [y + 1, y + 2, y + 3];
+  const [end, j, p1, p2, p3] = [count, count + 1, count + 2, count + 3, count + 4];
+  const at = (base: number) => [...get(base), ...get(j), ADD, ...load()];
   return {
-    name: 'affine',
-    params: 5,
-    locals: [[4, I32]],
+    name: second ? 'affine2' : 'affine',
+    params: count,
+    locals: [[second ? 5 : 4, I32]],
     body: [
       ...get(x), ...get(rows), ...get(cb), MUL, ADD, ...set(end),
       ...get(p), ...get(cb), ADD, ...set(p1),
       ...get(p1), ...get(cb), ADD, ...set(p2),
+      ...(second ? [...get(p2), ...get(cb), ADD, ...set(p3)] : []),
       ...BLOCK,
       ...get(x), ...get(end), GE_U, ...brIf(0),
       ...LOOP,
       ...i32(0), ...set(j),
       ...LOOP,
       ...get(y), ...get(j), ADD,
-      ...get(x), ...get(j), ADD, ...load(),
-      ...get(p), ...get(j), ADD, ...load(), ...F32_SUB,
-      ...get(p1), ...get(j), ADD, ...load(), ...F32_MUL,
-      ...get(p2), ...get(j), ADD, ...load(), ...F32_ADD,
+      ...at(x), ...at(p), ...F32_SUB, ...at(p1), ...F32_MUL,
+      ...(second ? [...at(dy), ...at(p2), ...F32_MUL, ...F32_ADD, ...at(p3), ...F32_ADD] : [...at(p2), ...F32_ADD]),
       ...store(),
       ...get(j), ...i32(16), ADD, ...tee(j), ...get(cb), LT_U, ...brIf(0),
       END,
       ...get(y), ...get(cb), ADD, ...set(y),
-      ...get(x), ...get(cb), ADD, ...tee(x), ...get(end), LT_U, ...brIf(0),
-      END,
-      END,
-    ],
-  };
-}
-
-/** affine2(x, dy, dx, params, rows, cb): locals end=6, j=7, p1=8, p2=9, p3=10. */
-function affine2Fn(): Fn {
-  const [x, dy, dx, p, rows, cb, end, j, p1, p2, p3] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
-  return {
-    name: 'affine2',
-    params: 6,
-    locals: [[5, I32]],
-    body: [
-      ...get(x), ...get(rows), ...get(cb), MUL, ADD, ...set(end),
-      ...get(p), ...get(cb), ADD, ...set(p1),
-      ...get(p1), ...get(cb), ADD, ...set(p2),
-      ...get(p2), ...get(cb), ADD, ...set(p3),
-      ...BLOCK,
-      ...get(x), ...get(end), GE_U, ...brIf(0),
-      ...LOOP,
-      ...i32(0), ...set(j),
-      ...LOOP,
-      ...get(dx), ...get(j), ADD,
-      ...get(x), ...get(j), ADD, ...load(),
-      ...get(p), ...get(j), ADD, ...load(), ...F32_SUB,
-      ...get(p1), ...get(j), ADD, ...load(), ...F32_MUL,
-      ...get(dy), ...get(j), ADD, ...load(),
-      ...get(p2), ...get(j), ADD, ...load(), ...F32_MUL, ...F32_ADD,
-      ...get(p3), ...get(j), ADD, ...load(), ...F32_ADD,
-      ...store(),
-      ...get(j), ...i32(16), ADD, ...tee(j), ...get(cb), LT_U, ...brIf(0),
-      END,
-      ...get(dx), ...get(cb), ADD, ...set(dx),
-      ...get(dy), ...get(cb), ADD, ...set(dy),
+      ...(second ? [...get(dy), ...get(cb), ADD, ...set(dy)] : []),
       ...get(x), ...get(cb), ADD, ...tee(x), ...get(end), LT_U, ...brIf(0),
       END,
       END,
@@ -360,7 +332,7 @@ function checkFiniteFn(): Fn {
 
 /** The module's bytes: imports `env.memory`, exports the functions of {@link SimdKernels}. */
 export function simdModuleBytes(): Uint8Array {
-  return moduleBytes([affineFn(), affine2Fn(), maxPoolGradFn(), batchNormGradSumsFn(), checkedFn(true), checkedFn(false), checkedFn(true, true), checkedFn(false, true), checkFiniteFn()], { import: true });
+  return moduleBytes([affineFn(false), affineFn(true), maxPoolGradFn(), batchNormGradSumsFn(), checkedFn(true), checkedFn(false), checkedFn(true, true), checkedFn(false, true), checkFiniteFn()], { import: true });
 }
 
 const instances = new WeakMap<WebAssembly.Memory, SimdKernels | null>();
