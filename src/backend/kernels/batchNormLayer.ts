@@ -39,14 +39,28 @@ function layerPrototype(): { call: Call } {
   return entry[0].prototype;
 }
 
+/**
+ * Whether the layer has the fields this file reads, as tfjs-layers 4.x names them. A version that
+ * names them otherwise keeps its own call instead of failing in ours.
+ */
+function hasExpectedFields(layer: BatchNormLayer): boolean {
+  const readable = (v: unknown) => v !== null && typeof v === 'object' && typeof (v as tf.LayerVariable).read === 'function' && typeof (v as tf.LayerVariable).write === 'function';
+  return (
+    [layer.axis, layer.momentum, layer.epsilon].every((n) => typeof n === 'number') &&
+    layer.center === true &&
+    layer.scale === true &&
+    [layer.gamma, layer.beta, layer.movingMean, layer.movingVariance].every(readable)
+  );
+}
+
 /** The one input, in the case the fused step covers; null to leave the call to the layer. */
 function fusedInput(layer: BatchNormLayer, inputs: tf.Tensor | tf.Tensor[], kwargs: { training?: boolean } | undefined): tf.Tensor | null {
   if (kwargs?.training !== true) return null;
   const x = Array.isArray(inputs) ? (inputs.length === 1 ? inputs[0] : null) : inputs;
-  if (!(x instanceof tf.Tensor) || !layer.center || !layer.scale || layer.gamma === null || layer.beta === null) return null;
+  if (!(x instanceof tf.Tensor) || !hasExpectedFields(layer)) return null;
   const axis = layer.axis >= 0 ? layer.axis : layer.axis + x.rank;
   if (axis !== x.rank - 1) return null;
-  return fusedTrainingAvailable(x, layer.gamma.read(), layer.beta.read()) ? x : null;
+  return fusedTrainingAvailable(x, (layer.gamma as tf.LayerVariable).read(), (layer.beta as tf.LayerVariable).read()) ? x : null;
 }
 
 /** The moving-average update, as tfjs-layers writes it. */

@@ -129,6 +129,31 @@ test('inference, another axis and no γ keep the layer own call; uninstalling pu
   assert.equal(batchNormLayerInstalled(), true);
 });
 
+test('a layer whose fields are not the ones tfjs-layers 4.x has keeps its own call', async () => {
+  await useBackend('wasm', true);
+  const c: BatchNormLayerCase = { x: [8, 3, 3, 4], momentum: 0.99, epsilon: 1e-3, constantChannels: false, seed: 11 };
+  const backward = async (edit: (layer: Record<string, unknown>) => void) => {
+    const layer = layerOf(c);
+    edit(layer as unknown as Record<string, unknown>);
+    const x = tf.variable(tf.tensor(inputValues(c), c.x));
+    const profile = await tf.profile(() => {
+      const { value, grads } = tf.variableGrads(() => tf.sum(layer.apply(x, { training: true }) as tf.Tensor) as tf.Scalar, [x]);
+      tf.dispose([value, ...Object.values(grads)]);
+    });
+    x.dispose();
+    // The layer's weight list still holds the real γ.
+    disposeLayer(layer);
+    return afterNormGradient(profile.kernels.map((k) => k.name));
+  };
+  assert.deepEqual(await backward(() => undefined), [], 'the layer as built runs fused');
+  // γ that can be read but not written (a field of another shape than tfjs-layers 4.x's): the layer's own call, which only reads it.
+  const own = await backward((layer) => {
+    const gamma = layer.gamma as tf.LayerVariable;
+    layer.gamma = { read: () => gamma.read() };
+  });
+  assert.ok(own.includes('RealDiv') && own.includes('Tile'), own.join(' '));
+});
+
 test('a training step through the wrapped layer leaks nothing, on every kernel set', async () => {
   const c: BatchNormLayerCase = { x: [3, 4, 4, 8], momentum: 0.99, epsilon: 1e-3, constantChannels: true, seed: 9 };
   for (const set of PARITY_BACKENDS) {
