@@ -31,6 +31,10 @@ type Call = (this: BatchNormLayer, inputs: tf.Tensor | tf.Tensor[], kwargs: { tr
 
 let original: Call | null = null;
 
+/** How `installedFastKernels` names the wrapped layer, and what it does differently. */
+export const BATCH_NORM_LAYER = 'BatchNormalization.call in training';
+export const BATCH_NORM_LAYER_DESCRIPTION = "tf.layers.batchNormalization in training: the batch's moments and the normalization differentiated as one op (batchNormTraining.ts)";
+
 /** tfjs-layers' BatchNormalization class, as registered for deserialization. */
 function layerPrototype(): { call: Call } {
   const map = tf.serialization.SerializationMap.getMap().classNameMap as Record<string, [{ prototype: { call: Call } }, unknown]>;

@@ -2,7 +2,7 @@ import { activationPatches } from './activation';
 import { addCheckedPatches } from './addChecked';
 import { batchNormPatches } from './batchNorm';
 import { batchNormGradientPatch, batchNormGradPatches } from './batchNormGrad';
-import { batchNormLayerInstalled, installBatchNormLayer, restoreBatchNormLayer } from './batchNormLayer';
+import { BATCH_NORM_LAYER, BATCH_NORM_LAYER_DESCRIPTION, batchNormLayerInstalled, installBatchNormLayer, restoreBatchNormLayer } from './batchNormLayer';
 import { broadcastBinaryPatches } from './broadcastBinary';
 import { conv2dPatches } from './conv2d';
 import { conv2dBackpropFilterPatches } from './conv2dBackpropFilter';
@@ -150,9 +150,7 @@ export function uninstallFastKernels(backendName?: FastKernelBackend): void {
 export function installedFastKernels(backendName?: string): KernelReplacement[] {
   const kernels = listInstalledKernels(backendName).map((p) => ({ kernel: p.kernelName, backend: p.backendName, description: p.description }));
   const gradients = listInstalledGradients().map((g: GradientPatch) => ({ kernel: `gradient of ${g.kernelName}`, backend: 'all', description: g.description }));
-  const layers = batchNormLayerInstalled()
-    ? [{ kernel: BATCH_NORM_LAYER, backend: 'all', description: "tf.layers.batchNormalization in training: the batch's moments and the normalization differentiated as one op (batchNormTraining.ts)" }]
-    : [];
+  const layers = batchNormLayerInstalled() ? [{ kernel: BATCH_NORM_LAYER, backend: 'all', description: BATCH_NORM_LAYER_DESCRIPTION }] : [];
   return [...kernels, ...(kernels.length > 0 ? [...gradients, ...layers] : [])];
 }
 
@@ -161,8 +159,6 @@ export { checkNativeThreads, loadNativeBlas, setNativeThreads, coreCount, NATIVE
 export type { CheckNativeThreadsArgs, NativeAddon, NativeBlasInfo, NativeStatus, LoadNativeBlasArgs } from './nativeBlas';
 export { nativeScratchSize, releaseNativeScratch } from './nativeConv2d';
 export { BATCH_NORM_GRAD } from './batchNormGrad';
-
-/** How `installedFastKernels` names the wrapped BatchNormalization layer. */
-export const BATCH_NORM_LAYER = 'BatchNormalization.call in training';
+export { BATCH_NORM_LAYER } from './batchNormLayer';
 export { addChecked, ADD_CHECKED } from '../../core/addChecked';
 export type { CheckedSum } from '../../core/addChecked';
