@@ -163,7 +163,7 @@ export async function withStockGradient<T>(op: string, fn: () => Promise<T>): Pr
 }
 
 /** Every output's shape and float32 values as text: equal texts mean equal bits (NaN payloads aside, −0 kept). */
-function bitsOf(outs: { data: Float32Array; shape: number[] }[]): string[] {
+export function bitsOf(outs: { data: Float32Array; shape: number[] }[]): string[] {
   return outs.map((o) => `[${o.shape}]: ` + Array.from(o.data, (v) => (Object.is(v, -0) ? '-0' : String(v))).join(','));
 }
 

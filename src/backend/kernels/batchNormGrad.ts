@@ -43,11 +43,13 @@ interface Params {
   training: boolean;
 }
 
-/** The per-channel coefficients of dx = dy·a + (x − mean)·b + c: b = c = 0 outside training. */
-function dxCoefficients(p: Pick<Params, 'variance' | 'scale' | 'epsilon' | 'training'>, k: number, count: number, sumDy: number, sumDyXc: number): [number, number, number] {
-  const s = 1 / Math.sqrt(p.variance[k] + p.epsilon);
-  const a = (p.scale ? p.scale[k] : 1) * s;
-  if (!p.training) return [a, 0, 0];
+/**
+ * A channel's coefficients of dx = dy·a + (x − mean)·b + c, from its `s = 1/sqrt(variance + ε)`,
+ * its scale `g` and the two sums over its `count` values: b = c = 0 outside training.
+ */
+function dxCoefficients(training: boolean, s: number, g: number, count: number, sumDy: number, sumDyXc: number): [number, number, number] {
+  const a = g * s;
+  if (!training) return [a, 0, 0];
   return [a, (-a * s * s * sumDyXc) / count, (-a * sumDy) / count];
 }
 
@@ -86,7 +88,7 @@ export function batchNormGradLoops(p: Params, dx: Float32Array): Float32Array[] 
   for (let k = 0; k < c; k++) {
     const s = 1 / Math.sqrt(variance[k] + epsilon);
     const g = scale ? scale[k] : 1;
-    [a[k], b[k], shift[k]] = dxCoefficients(p, k, count, sumDy[k], sumDyXc[k]);
+    [a[k], b[k], shift[k]] = dxCoefficients(p.training, s, g, count, sumDy[k], sumDyXc[k]);
     dmean[k] = -g * s * sumDy[k];
     dvariance[k] = -0.5 * g * s * s * s * sumDyXc[k];
     dscale[k] = s * sumDyXc[k];
@@ -190,7 +192,7 @@ function batchNormGradSimd(
       dvariance[k] = -0.5 * g * s * s * s * sumDyXc;
       dscale[k] = s * sumDyXc;
       doffset[k] = sumDy;
-      const [a, b, shift] = dxCoefficients({ variance, scale, epsilon, training }, k, rows, sumDy, sumDyXc);
+      const [a, b, shift] = dxCoefficients(training, s, g, rows, sumDy, sumDyXc);
       if (training) [p[k], p[c + k], p[2 * c + k], p[3 * c + k]] = [mean[k], b, a, shift];
       else [p[k], p[c + k], p[2 * c + k]] = [0, a, 0];
     }
@@ -224,8 +226,8 @@ function batchNormGradCpu(): KernelFn {
   };
 }
 
-/** One value per channel: shape [C], or [1, …, 1, C]. */
-function perChannel(t: tf.Tensor | undefined, c: number): boolean {
+/** One float32 value per channel: shape [C], or [1, …, 1, C]. */
+export function perChannel(t: tf.Tensor | undefined, c: number): boolean {
   if (t === undefined) return true;
   return t.size === c && t.shape[t.shape.length - 1] === c && t.dtype === 'float32';
 }

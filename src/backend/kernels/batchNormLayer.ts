@@ -57,14 +57,16 @@ function hasExpectedFields(layer: BatchNormLayer): boolean {
   );
 }
 
-/** The one input, in the case the fused step covers; null to leave the call to the layer. */
-function fusedInput(layer: BatchNormLayer, inputs: tf.Tensor | tf.Tensor[], kwargs: { training?: boolean } | undefined): tf.Tensor | null {
+/** The one input, γ and β, in the case the fused step covers; null to leave the call to the layer. */
+function fusedOperands(layer: BatchNormLayer, inputs: tf.Tensor | tf.Tensor[], kwargs: { training?: boolean } | undefined): { x: tf.Tensor; gamma: tf.Tensor; beta: tf.Tensor } | null {
   if (kwargs?.training !== true) return null;
   const x = Array.isArray(inputs) ? (inputs.length === 1 ? inputs[0] : null) : inputs;
   if (!(x instanceof tf.Tensor) || !hasExpectedFields(layer)) return null;
   const axis = layer.axis >= 0 ? layer.axis : layer.axis + x.rank;
   if (axis !== x.rank - 1) return null;
-  return fusedTrainingAvailable(x, (layer.gamma as tf.LayerVariable).read(), (layer.beta as tf.LayerVariable).read()) ? x : null;
+  const gamma = (layer.gamma as tf.LayerVariable).read();
+  const beta = (layer.beta as tf.LayerVariable).read();
+  return fusedTrainingAvailable(x, gamma, beta) ? { x, gamma, beta } : null;
 }
 
 /** The moving-average update, as tfjs-layers writes it. */
@@ -77,10 +79,10 @@ function updateMoving(variable: tf.LayerVariable, value: tf.Tensor, momentum: nu
 }
 
 function fusedCall(this: BatchNormLayer, inputs: tf.Tensor | tf.Tensor[], kwargs: { training?: boolean }): tf.Tensor | tf.Tensor[] {
-  const x = fusedInput(this, inputs, kwargs);
-  if (x === null) return (original as Call).call(this, inputs, kwargs);
+  const fused = fusedOperands(this, inputs, kwargs);
+  if (fused === null) return (original as Call).call(this, inputs, kwargs);
   return tf.tidy(() =>
-    batchNormTraining(x, (this.gamma as tf.LayerVariable).read(), (this.beta as tf.LayerVariable).read(), this.epsilon, (mean, variance) => {
+    batchNormTraining(fused.x, fused.gamma, fused.beta, this.epsilon, (mean, variance) => {
       updateMoving(this.movingMean, mean, this.momentum);
       updateMoving(this.movingVariance, variance, this.momentum);
     }),

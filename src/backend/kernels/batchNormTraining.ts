@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
-import { BATCH_NORM_GRAD, BatchNormGradAttrs } from './batchNormGrad';
+import { BATCH_NORM_GRAD, BatchNormGradAttrs, perChannel } from './batchNormGrad';
 
 /**
  * BatchNormalization's training step as one differentiated op.
@@ -19,11 +19,14 @@ import { BATCH_NORM_GRAD, BatchNormGradAttrs } from './batchNormGrad';
  * values up to rounding (the sums are in float64).
  */
 
-/** Whether {@link batchNormTraining} can run fused here: the kernel on this backend, and one float32 γ and β per channel. */
+/**
+ * Whether {@link batchNormTraining} can run fused here: the kernel on this backend, and γ and β
+ * of shape [C] (the custom gradient hands back the kernel's per-channel sums as they are).
+ */
 export function fusedTrainingAvailable(x: tf.Tensor, gamma: tf.Tensor, beta: tf.Tensor): boolean {
   const c = x.shape[x.rank - 1];
-  const perChannel = (t: tf.Tensor) => t.rank === 1 && t.size === c && t.dtype === 'float32';
-  return x.dtype === 'float32' && x.rank >= 2 && x.rank <= 4 && perChannel(gamma) && perChannel(beta) && tf.getKernel(BATCH_NORM_GRAD, tf.getBackend()) !== undefined;
+  const vector = (t: tf.Tensor) => t.rank === 1 && perChannel(t, c);
+  return x.dtype === 'float32' && x.rank >= 2 && x.rank <= 4 && vector(gamma) && vector(beta) && tf.getKernel(BATCH_NORM_GRAD, tf.getBackend()) !== undefined;
 }
 
 /**

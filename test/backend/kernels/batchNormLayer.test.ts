@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { BATCH_NORM_LAYER, installedFastKernels, uninstallFastKernels } from '../../../src/backend/kernels';
 import { batchNormLayerInstalled, installBatchNormLayer, restoreBatchNormLayer } from '../../../src/backend/kernels/batchNormLayer';
 import { fcParameters } from '../../helpers';
-import { expectNoLeak, PARITY_BACKENDS, useBackend, values } from '../../helpers/kernelParity';
+import { bitsOf as bits, expectNoLeak, PARITY_BACKENDS, useBackend, values } from '../../helpers/kernelParity';
 import { BatchNormLayerCase, batchNormLayerCases, disposeLayer, inputValues, layerOf } from '../fuzz/batchNormLayer';
 
 /**
@@ -25,9 +25,6 @@ function trainingCall(c: BatchNormLayerCase, options: { training: boolean; axis?
     disposeLayer(layer);
   }
 }
-
-/** Outputs as exact text: equal texts, equal bits (−0 kept). */
-const bits = (outs: { data: Float32Array; shape: number[] }[]) => outs.map((o) => `[${o.shape}] ` + Array.from(o.data, (v) => (Object.is(v, -0) ? '-0' : String(v))).join(','));
 
 /** The kernels after the BatchNorm gradient kernel, in the order they ran. */
 function afterNormGradient(names: string[]): string[] {
